@@ -1,0 +1,24 @@
+import { createContext, type AppContext, type AppDeps } from "./context.ts";
+import { createServer, type ServerOptions } from "./http/server.ts";
+import type { App } from "./http/types.ts";
+import { registerRoutes } from "./routes/index.ts";
+
+export interface BuiltApp {
+  http: App;
+  ctx: AppContext;
+}
+
+/**
+ * The composition root: builds every service from `deps`, installs every route, and ties their
+ * lifetimes to the HTTP server's, so `http.close()` releases everything `deps` handed over.
+ */
+export async function buildApp(deps: AppDeps, options: ServerOptions = {}): Promise<BuiltApp> {
+  const ctx = createContext(deps);
+  const http = await createServer(ctx, options);
+  registerRoutes(http, ctx);
+  http.addHook("onClose", async () => {
+    await ctx.store.close();
+  });
+  await http.ready();
+  return { http, ctx };
+}

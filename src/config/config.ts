@@ -1,0 +1,73 @@
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+
+/** Everything Brickyard reads from the environment, parsed once at boot (DECISIONS §0). */
+export interface Config {
+  /** TCP port of the public HTTP server. */
+  port: number;
+  /** Interface the public server binds. */
+  host: string;
+  /** Public origin used in every URL the service hands out, without a trailing slash. */
+  baseUrl: string;
+  /** Directory for the SQLite file, blobs, the secrets key and executor sockets. */
+  dataDir: string;
+  /** PostgreSQL connection string; unset means SQLite in `dataDir`. */
+  databaseUrl: string | null;
+  /** Blob store location; unset means `dataDir/blobs`. */
+  blobStore: string | null;
+  /** Number of workerd processes in the executor pool. */
+  executors: number;
+  /** Whether anyone may sign up (`open`) or only the CLI creates users (`closed`). */
+  signup: "open" | "closed";
+  /** SMTP URL for outgoing mail; unset keeps mail in the outbox table. */
+  smtpUrl: string | null;
+  /** 32-byte key (base64) for secrets at rest; unset means generated once into `dataDir`. */
+  secretsKey: string | null;
+  /** Log level for pino. */
+  logLevel: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, "PORT", 8080, 0, 65535);
+  const baseUrl = (env.BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, "");
+  if (!/^https?:\/\/[^/]+$/.test(baseUrl)) {
+    throw new ConfigError(`BASE_URL must be an origin like https://apps.example.com, got ${baseUrl}`);
+  }
+  const signup = env.SIGNUP ?? "open";
+  if (signup !== "open" && signup !== "closed") throw new ConfigError(`SIGNUP must be open or closed, got ${signup}`);
+  const secretsKey = nonEmpty(env.SECRETS_KEY);
+  if (secretsKey !== null && Buffer.from(secretsKey, "base64").length !== 32) {
+    throw new ConfigError("SECRETS_KEY must be 32 bytes, base64-encoded");
+  }
+  return {
+    port,
+    host: env.HOST ?? "127.0.0.1",
+    baseUrl,
+    dataDir: resolve(env.DATA_DIR ?? "./data"),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    blobStore: nonEmpty(env.BLOB_STORE),
+    executors: integer(env, "EXECUTORS", availableParallelism(), 1, 64),
+    signup,
+    smtpUrl: nonEmpty(env.SMTP_URL),
+    secretsKey,
+    logLevel: env.LOG_LEVEL ?? "info",
+  };
+}
+
+function nonEmpty(value: string | undefined): string | null {
+  return value === undefined || value.trim() === "" ? null : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer in ${min}..${max}, got ${raw}`);
+  }
+  return value;
+}

@@ -1,0 +1,43 @@
+import type { Kysely } from "kysely";
+import type { Clock } from "./config/clock.ts";
+import { systemClock } from "./config/clock.ts";
+import type { Config } from "./config/config.ts";
+import { Sessions } from "./domain/accounts/sessions.ts";
+import { Users } from "./domain/accounts/users.ts";
+import { Tokens } from "./domain/tokens/tokens.ts";
+import { RateLimiter } from "./http/rate-limit/index.ts";
+import type { Database, Store } from "./store/index.ts";
+
+/** What the composition root is given: config and the opened store, plus test seams. */
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock?: Clock;
+}
+
+/** Every service, built once per app; routes receive this and nothing global. */
+export interface AppContext {
+  config: Config;
+  clock: Clock;
+  store: Store;
+  db: Kysely<Database>;
+  users: Users;
+  sessions: Sessions;
+  tokens: Tokens;
+  limiter: RateLimiter;
+}
+
+export function createContext(deps: AppDeps): AppContext {
+  const clock = deps.clock ?? systemClock;
+  const db = deps.store.db;
+  return {
+    config: deps.config,
+    clock,
+    store: deps.store,
+    db,
+    users: new Users(db, clock),
+    sessions: new Sessions(db, clock),
+    tokens: new Tokens(db, clock, deps.config.baseUrl),
+    limiter: new RateLimiter(clock),
+  };
+}

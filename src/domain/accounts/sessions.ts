@@ -1,0 +1,54 @@
+import { randomBytes } from "node:crypto";
+import type { Kysely } from "kysely";
+import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
+import type { Database } from "../../store/index.ts";
+import { hashToken } from "../tokens/format.ts";
+
+export const SESSION_ABSOLUTE_MS = 30 * DAY;
+export const SESSION_IDLE_MS = 7 * DAY;
+// Touching last_seen_at on every request would turn each read into a write; a minute of slack
+// on a 7-day idle window is invisible.
+const TOUCH_EVERY_MS = MINUTE;
+
+export interface SessionLookup {
+  userId: string;
+  sessionId: string;
+}
+
+export class Sessions {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Starts a session and returns the cookie value (shown to the browser only). */
+  async create(userId: string): Promise<string> {
+    const value = randomBytes(32).toString("base64url");
+    const now = this.clock.now();
+    await this.db
+      .insertInto("sessions")
+      .values({ id: hashToken(value), user_id: userId, created_at: now, last_seen_at: now, expires_at: now + SESSION_ABSOLUTE_MS })
+      .execute();
+    return value;
+  }
+
+  /** The live session for a cookie value, or null when unknown, ended, idle or past its end. */
+  async resolve(cookieValue: string): Promise<SessionLookup | null> {
+    const id = hashToken(cookieValue);
+    const row = await this.db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
+    if (row === undefined) return null;
+    const now = this.clock.now();
+    if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS) {
+      await this.db.deleteFrom("sessions").where("id", "=", id).execute();
+      return null;
+    }
+    if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
+      await this.db.updateTable("sessions").set({ last_seen_at: now }).where("id", "=", id).execute();
+    }
+    return { userId: row.user_id, sessionId: id };
+  }
+
+  async end(cookieValue: string): Promise<void> {
+    await this.db.deleteFrom("sessions").where("id", "=", hashToken(cookieValue)).execute();
+  }
+}

@@ -1,0 +1,91 @@
+import { randomUUID } from "node:crypto";
+import { hash as argonHash, verify as argonVerify } from "@node-rs/argon2";
+import type { Kysely } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { apiError, type Plan } from "../../errors/index.ts";
+import { isUniqueViolation, type Database } from "../../store/index.ts";
+
+export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9-]{1,38}$/;
+export const PLANS: readonly Plan[] = ["free", "pro", "business", "enterprise"];
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MIN_PASSWORD = 8;
+
+export interface User {
+  id: string;
+  email: string;
+  handle: string;
+  plan: Plan;
+  createdAt: number;
+}
+
+// Verifying against this when the login names nobody keeps the response time the same, so the
+// timing does not reveal which emails and handles exist.
+const DUMMY_HASH = await argonHash("brickyard-dummy-password");
+
+export class Users {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(input: { email: string; handle: string; password: string; plan?: Plan }): Promise<User> {
+    const email = input.email.trim().toLowerCase();
+    const handle = input.handle.trim();
+    if (!HANDLE_PATTERN.test(handle)) {
+      throw apiError("invalid_handle", "handle must match ^[a-z0-9][a-z0-9-]{1,38}$");
+    }
+    if (!EMAIL_PATTERN.test(email)) throw apiError("invalid_request", "email is not a valid address");
+    if (input.password.length < MIN_PASSWORD) {
+      throw apiError("invalid_request", `password must be at least ${MIN_PASSWORD} characters`);
+    }
+    const user: User = { id: randomUUID(), email, handle, plan: input.plan ?? "free", createdAt: this.clock.now() };
+    const passwordHash = await argonHash(input.password);
+    try {
+      await this.db
+        .insertInto("users")
+        .values({ id: user.id, email, handle, password_hash: passwordHash, plan: user.plan, created_at: user.createdAt })
+        .execute();
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const taken = await this.db.selectFrom("users").select("handle").where("handle", "=", handle).executeTakeFirst();
+      if (taken !== undefined) throw apiError("handle_taken", `handle ${handle} is taken`);
+      // Same status and kind family as a taken handle, without confirming which address is registered.
+      throw apiError("name_taken", "an account with that email already exists");
+    }
+    return user;
+  }
+
+  /** The user whose email or handle is `login` and whose password matches; null otherwise. */
+  async authenticate(login: string, password: string): Promise<User | null> {
+    const key = login.trim().toLowerCase();
+    const row = await this.db
+      .selectFrom("users")
+      .selectAll()
+      .where((eb) => eb.or([eb("email", "=", key), eb("handle", "=", key)]))
+      .executeTakeFirst();
+    const ok = await argonVerify(row?.password_hash ?? DUMMY_HASH, password);
+    return row !== undefined && ok ? toUser(row) : null;
+  }
+
+  async byId(id: string): Promise<User | null> {
+    const row = await this.db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
+    return row === undefined ? null : toUser(row);
+  }
+
+  async byHandle(handle: string): Promise<User | null> {
+    const row = await this.db.selectFrom("users").selectAll().where("handle", "=", handle).executeTakeFirst();
+    return row === undefined ? null : toUser(row);
+  }
+
+  async setPlan(handle: string, plan: Plan): Promise<User> {
+    const result = await this.db.updateTable("users").set({ plan }).where("handle", "=", handle).executeTakeFirst();
+    if (result.numUpdatedRows === 0n) throw apiError("not_found", `no user with handle ${handle}`);
+    const user = await this.byHandle(handle);
+    if (user === null) throw apiError("not_found", `no user with handle ${handle}`);
+    return user;
+  }
+}
+
+function toUser(row: { id: string; email: string; handle: string; plan: string; created_at: number }): User {
+  return { id: row.id, email: row.email, handle: row.handle, plan: row.plan as Plan, createdAt: Number(row.created_at) };
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
+import { apiError, recovery } from "../../errors/index.ts";
+import type { Database, TokensTable } from "../../store/index.ts";
+import { hashToken, mintToken, parseToken, type TokenKind } from "./format.ts";
+
+export const USER_TOKEN_DEFAULT_DAYS = 7;
+export const PAIRED_TOKEN_DAYS = 30;
+// lastUsedAt is for people reading a token list; minute precision spares a write per request.
+const TOUCH_EVERY_MS = MINUTE;
+
+/** Who a bearer token speaks for. */
+export type TokenPrincipal =
+  | { kind: "user"; userId: string; tokenId: string }
+  | { kind: "app"; appId: string; tokenId: string }
+  | { kind: "render"; appId: string; userId: string | null; tokenId: string };
+
+export interface UserTokenView {
+  id: string;
+  name: string | null;
+  prefix: string;
+  createdAt: number;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  source: "minted" | "paired";
+}
+
+export interface IssuedToken {
+  id: string;
+  token: string;
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+export class Tokens {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly baseUrl: string,
+  ) {}
+
+  /**
+   * The 401 ladder of DECISIONS §1: shape and checksum (no lookup) → unknown → revoked →
+   * revoked by a claim → expired. Every failure is a typed ApiError.
+   */
+  async authenticate(plaintext: string): Promise<TokenPrincipal> {
+    const kind = parseToken(plaintext);
+    if (kind === null || kind === "hook") {
+      throw apiError("unauthorized", "the bearer token is malformed", { reason: "token_malformed" });
+    }
+    const row = await this.db.selectFrom("tokens").selectAll().where("hash", "=", hashToken(plaintext)).executeTakeFirst();
+    if (row === undefined || row.kind !== kind) {
+      throw apiError("unauthorized", "the bearer token is not known", { reason: "token_unknown" });
+    }
+    if (row.revoked_at !== null) {
+      if (row.revoked_reason === "claimed") {
+        throw apiError(
+          "unauthorized",
+          "this app was claimed, so its per-app token no longer works",
+          { reason: "token_revoked_post_claim", recovery: recovery.pair(this.baseUrl) },
+        );
+      }
+      throw apiError("unauthorized", "the bearer token was revoked", { reason: "token_revoked" });
+    }
+    const now = this.clock.now();
+    if (row.expires_at !== null && now >= row.expires_at) {
+      throw apiError("token_expired", "the bearer token has expired");
+    }
+    if (row.last_used_at === null || now - row.last_used_at >= TOUCH_EVERY_MS) {
+      await this.db.updateTable("tokens").set({ last_used_at: now }).where("id", "=", row.id).execute();
+    }
+    return toPrincipal(row);
+  }
+
+  async mintUserToken(userId: string, options: { name?: string | null; days?: number; source?: "minted" | "paired" }): Promise<IssuedToken> {
+    const days = options.days ?? USER_TOKEN_DEFAULT_DAYS;
+    return this.issue("user", { userId, name: options.name ?? null, source: options.source ?? "minted", ttlMs: days * DAY });
+  }
+
+  /** Inserts a token row and returns its plaintext, the only time anyone sees it. */
+  async issue(
+    kind: Exclude<TokenKind, "hook">,
+    options: { userId?: string | null; appId?: string | null; name?: string | null; source?: "minted" | "paired" | null; ttlMs: number | null },
+    db: Kysely<Database> = this.db,
+  ): Promise<IssuedToken> {
+    const minted = mintToken(kind);
+    const now = this.clock.now();
+    const row = {
+      id: randomUUID(),
+      kind,
+      hash: minted.hash,
+      prefix: minted.prefix,
+      name: options.name ?? null,
+      source: options.source ?? null,
+      user_id: options.userId ?? null,
+      app_id: options.appId ?? null,
+      created_at: now,
+      expires_at: options.ttlMs === null ? null : now + options.ttlMs,
+      revoked_at: null,
+      revoked_reason: null,
+      last_used_at: null,
+    };
+    await db.insertInto("tokens").values(row).execute();
+    return { id: row.id, token: minted.plaintext, createdAt: now, expiresAt: row.expires_at };
+  }
+
+  async listUserTokens(userId: string): Promise<UserTokenView[]> {
+    const now = this.clock.now();
+    const rows = await this.db
+      .selectFrom("tokens")
+      .selectAll()
+      .where("user_id", "=", userId)
+      .where("kind", "=", "user")
+      .where("revoked_at", "is", null)
+      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+      .orderBy("created_at", "desc")
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      prefix: row.prefix,
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
+      lastUsedAt: row.last_used_at,
+      source: row.source === "paired" ? "paired" : "minted",
+    }));
+  }
+
+  /** Revokes one of the user's tokens at once; 404 when the user has no such live token. */
+  async revokeUserToken(userId: string, tokenId: string): Promise<void> {
+    const result = await this.db
+      .updateTable("tokens")
+      .set({ revoked_at: this.clock.now(), revoked_reason: "revoked" })
+      .where("id", "=", tokenId)
+      .where("user_id", "=", userId)
+      .where("kind", "=", "user")
+      .where("revoked_at", "is", null)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) throw apiError("not_found", "no such token");
+  }
+}
+
+function toPrincipal(row: TokensTable): TokenPrincipal {
+  switch (row.kind) {
+    case "user":
+      return { kind: "user", userId: requireId(row.user_id, row), tokenId: row.id };
+    case "app":
+      return { kind: "app", appId: requireId(row.app_id, row), tokenId: row.id };
+    case "render":
+      return { kind: "render", appId: requireId(row.app_id, row), userId: row.user_id, tokenId: row.id };
+    default:
+      throw new Error(`token ${row.id} has unknown kind ${String(row.kind)}`);
+  }
+}
+
+function requireId(value: string | null, row: TokensTable): string {
+  if (value === null) throw new Error(`token ${row.id} of kind ${row.kind} has no subject`);
+  return value;
+}

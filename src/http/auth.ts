@@ -1,0 +1,87 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AppContext } from "../context.ts";
+import { SESSION_ABSOLUTE_MS } from "../domain/accounts/sessions.ts";
+import type { TokenPrincipal } from "../domain/tokens/tokens.ts";
+import { apiError } from "../errors/index.ts";
+
+export type UserPrincipal =
+  | { kind: "user"; userId: string; via: "token"; tokenId: string }
+  | { kind: "user"; userId: string; via: "session"; sessionId: string };
+
+export type Principal = UserPrincipal | Exclude<TokenPrincipal, { kind: "user" }>;
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+const resolved = new WeakMap<FastifyRequest, Promise<Principal | null>>();
+
+export function sessionCookieName(baseUrl: string): string {
+  return baseUrl.startsWith("https:") ? "__Host-svc_session" : "svc_session";
+}
+
+/**
+ * The request's principal, resolved once per request: a bearer token if one is sent (it wins
+ * over cookies), else the session cookie, else null. Token failures throw their 401s.
+ */
+export function principalOf(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
+  let pending = resolved.get(request);
+  if (pending === undefined) {
+    pending = resolve(ctx, request);
+    resolved.set(request, pending);
+  }
+  return pending;
+}
+
+async function resolve(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
+  const header = request.headers.authorization;
+  if (header !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (match?.[1] === undefined) {
+      throw apiError("unauthorized", "the Authorization header must be 'Bearer <token>'", { reason: "token_malformed" });
+    }
+    const principal = await ctx.tokens.authenticate(match[1]);
+    return principal.kind === "user" ? { ...principal, via: "token" } : principal;
+  }
+  const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];
+  if (cookie === undefined || cookie === "") return null;
+  const session = await ctx.sessions.resolve(cookie);
+  if (session === null) return null;
+  // A cookie rides along on cross-site requests; a mutation must prove it came from our pages.
+  if (!SAFE_METHODS.has(request.method) && request.headers.origin !== new URL(ctx.config.baseUrl).origin) {
+    throw apiError("forbidden", "a cookie-authenticated change must come from this service's own pages (Origin mismatch)");
+  }
+  return { kind: "user", userId: session.userId, via: "session", sessionId: session.sessionId };
+}
+
+export interface RequireUserOptions {
+  /** `only`: session cookie only (personal access tokens refused); `never`: tokens only. */
+  session?: "allowed" | "only" | "never";
+}
+
+/** The signed-in user, or the right 401: no credentials, or a credential that is not a user's. */
+export async function requireUser(ctx: AppContext, request: FastifyRequest, options: RequireUserOptions = {}): Promise<UserPrincipal> {
+  const principal = await principalOf(ctx, request);
+  if (principal === null) throw apiError("sign_in_required", "sign in, or send a user token as 'Authorization: Bearer svc_user_…'");
+  if (principal.kind !== "user") throw apiError("unauthorized", `a ${principal.kind} token cannot do this; a user token or session is needed`);
+  const mode = options.session ?? "allowed";
+  if (mode === "only" && principal.via !== "session") throw apiError("unauthorized", "this operation accepts only a browser session, not a token");
+  if (mode === "never" && principal.via !== "token") throw apiError("unauthorized", "this operation needs a user token");
+  return principal;
+}
+
+export function setSessionCookie(ctx: AppContext, reply: FastifyReply, value: string): void {
+  void reply.setCookie(sessionCookieName(ctx.config.baseUrl), value, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "lax",
+    secure: ctx.config.baseUrl.startsWith("https:"),
+    maxAge: SESSION_ABSOLUTE_MS / 1000,
+  });
+}
+
+export function clearSessionCookie(ctx: AppContext, reply: FastifyReply): void {
+  void reply.clearCookie(sessionCookieName(ctx.config.baseUrl), { path: "/", secure: ctx.config.baseUrl.startsWith("https:") });
+}
+
+/** The client's address for per-IP buckets. */
+export function clientIp(request: FastifyRequest): string {
+  return request.ip;
+}

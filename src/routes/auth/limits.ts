@@ -1,0 +1,7 @@
+import type { BucketRule } from "../../http/rate-limit/index.ts";
+
+// Sign-in is not in the spec's table; these ceilings stop password guessing from one address
+// and against one account without getting in a person's way.
+export const LOGIN_PER_IP: BucketRule = { name: "login:ip", capacity: 10 };
+export const LOGIN_PER_ACCOUNT: BucketRule = { name: "login:account", capacity: 10 };
+export const SIGNUP_PER_IP: BucketRule = { name: "signup:ip", capacity: 5 };

@@ -1,0 +1,23 @@
+import type { AppContext } from "../../context.ts";
+import { clearSessionCookie, principalOf, sessionCookieName } from "../../http/auth.ts";
+import { OkOnly, security } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+
+export default function logout(app: App, ctx: AppContext): void {
+  app.post(
+    "/api/auth/logout",
+    {
+      schema: { tags: ["accounts"], summary: "End the current session at once", security: security.sessionOnly, response: { 200: OkOnly } },
+    },
+    async (request, reply) => {
+      const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];
+      if (cookie !== undefined && cookie !== "") {
+        // Resolving first applies the Origin rule: a cross-site page cannot sign a person out.
+        const principal = await principalOf(ctx, request);
+        if (principal?.kind === "user" && principal.via === "session") await ctx.sessions.end(cookie);
+      }
+      clearSessionCookie(ctx, reply);
+      return { ok: true as const };
+    },
+  );
+}

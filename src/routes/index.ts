@@ -1,0 +1,20 @@
+import type { AppContext } from "../context.ts";
+import type { App } from "../http/types.ts";
+import getMe from "./auth/getMe.ts";
+import login from "./auth/login.ts";
+import logout from "./auth/logout.ts";
+import signup from "./auth/signup.ts";
+import healthz from "./system/healthz.ts";
+import openapi from "./system/openapi.ts";
+import createToken from "./tokens/createToken.ts";
+import deleteToken from "./tokens/deleteToken.ts";
+import listTokens from "./tokens/listTokens.ts";
+
+type RouteModule = (app: App, ctx: AppContext) => void;
+
+/** Every public route, one file each. A new route is one import and one entry here. */
+const routes: RouteModule[] = [healthz, openapi, signup, login, logout, getMe, createToken, listTokens, deleteToken];
+
+export function registerRoutes(app: App, ctx: AppContext): void {
+  for (const route of routes) route(app, ctx);
+}

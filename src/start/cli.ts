@@ -1,0 +1,106 @@
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig, type Config } from "../config/config.ts";
+import { systemClock } from "../config/clock.ts";
+import { PLANS, Users } from "../domain/accounts/users.ts";
+import { Tokens } from "../domain/tokens/tokens.ts";
+import { ApiError, type Plan } from "../errors/index.ts";
+import { migrate, openStore, type Store } from "../store/index.ts";
+import { closeOnSignals, serve } from "./serve.ts";
+
+const USAGE = `usage: brickyard <command>
+
+  serve                                          run the service (default)
+  migrate                                        apply database migrations and exit
+  user create --email E --handle H --password P  create an account
+  user plan <handle> <plan>                      set a plan: ${PLANS.join(", ")}
+  token mint <handle> [--name N] [--days 1..7]   mint a user token and print it
+
+Configuration comes from the environment; see README.md.`;
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    const config = loadConfig();
+    const [command = "serve", sub, ...rest] = argv;
+    switch (command) {
+      case "serve": {
+        closeOnSignals(await serve(config));
+        return 0;
+      }
+      case "migrate":
+        return await withStore(config, async () => {
+          console.log("migrations applied");
+        });
+      case "user":
+        if (sub === "create") return await userCreate(config, rest);
+        if (sub === "plan") return await userPlan(config, rest);
+        break;
+      case "token":
+        if (sub === "mint") return await tokenMint(config, rest);
+        break;
+      case "help":
+      case "--help":
+        console.log(USAGE);
+        return 0;
+    }
+    console.error(USAGE);
+    return 2;
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof ApiError) {
+      console.error(`brickyard: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+async function withStore(config: Config, work: (store: Store) => Promise<void>): Promise<number> {
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrate(store);
+    await work(store);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function userCreate(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { email: { type: "string" }, handle: { type: "string" }, password: { type: "string" } } });
+  if (values.email === undefined || values.handle === undefined || values.password === undefined) {
+    console.error("user create needs --email, --handle and --password");
+    return 2;
+  }
+  const { email, handle, password } = values;
+  return withStore(config, async (store) => {
+    const user = await new Users(store.db, systemClock).create({ email, handle, password });
+    console.log(`created @${user.handle} (${user.id})`);
+  });
+}
+
+async function userPlan(config: Config, args: string[]): Promise<number> {
+  const [handle, plan] = args;
+  if (handle === undefined || plan === undefined || !PLANS.includes(plan as Plan)) {
+    console.error(`user plan needs a handle and one of: ${PLANS.join(", ")}`);
+    return 2;
+  }
+  return withStore(config, async (store) => {
+    const user = await new Users(store.db, systemClock).setPlan(handle, plan as Plan);
+    console.log(`@${user.handle} is now on ${user.plan}`);
+  });
+}
+
+async function tokenMint(config: Config, args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: "string" }, days: { type: "string" } } });
+  const handle = positionals[0];
+  const days = values.days === undefined ? 7 : Number(values.days);
+  if (handle === undefined || !Number.isInteger(days) || days < 1 || days > 7) {
+    console.error("token mint needs a handle, and --days between 1 and 7");
+    return 2;
+  }
+  return withStore(config, async (store) => {
+    const user = await new Users(store.db, systemClock).byHandle(handle);
+    if (user === null) throw new ApiError("not_found", `no user with handle ${handle}`);
+    const issued = await new Tokens(store.db, systemClock, config.baseUrl).mintUserToken(user.id, { name: values.name ?? "cli", days });
+    console.log(issued.token);
+  });
+}

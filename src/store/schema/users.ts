@@ -1,0 +1,13 @@
+import type { Generated } from "kysely";
+
+export interface UsersTable {
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  /** `^[a-z0-9][a-z0-9-]{1,38}$`; unique. */
+  handle: string;
+  /** argon2id PHC string. */
+  password_hash: string;
+  plan: Generated<string>;
+  created_at: number;
+}
