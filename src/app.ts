@@ -1,11 +1,14 @@
 import { createContext, type AppContext, type AppDeps } from "./context.ts";
 import { createServer, type ServerOptions } from "./http/server.ts";
+import type { RouteList } from "./http/method-not-allowed.ts";
 import type { App } from "./http/types.ts";
 import { registerRoutes } from "./routes/index.ts";
 
 export interface BuiltApp {
   http: App;
   ctx: AppContext;
+  /** Every registered method and path. */
+  routes: RouteList;
 }
 
 /**
@@ -14,11 +17,11 @@ export interface BuiltApp {
  */
 export async function buildApp(deps: AppDeps, options: ServerOptions = {}): Promise<BuiltApp> {
   const ctx = createContext(deps);
-  const http = await createServer(ctx, options);
+  const { app: http, routes } = await createServer(ctx, options);
   registerRoutes(http, ctx);
   http.addHook("onClose", async () => {
     await ctx.store.close();
   });
   await http.ready();
-  return { http, ctx };
+  return { http, ctx, routes };
 }

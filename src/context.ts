@@ -37,7 +37,7 @@ export function createContext(deps: AppDeps): AppContext {
     db,
     users: new Users(db, clock),
     sessions: new Sessions(db, clock),
-    tokens: new Tokens(db, clock, deps.config.baseUrl),
+    tokens: new Tokens(db, clock, deps.config),
     limiter: new RateLimiter(clock),
   };
 }

@@ -50,7 +50,7 @@ function validationMessage(error: FastifyError): string {
   const first = error.validation?.[0];
   if (first === undefined) return error.message;
   const where = `${error.validationContext ?? "body"}${first.instancePath}`;
-  const params = first.params as Record<string, unknown>;
+  const params = first.params;
   if (typeof params.additionalProperty === "string") return `${where}/${params.additionalProperty} is not an allowed property`;
   if (typeof params.missingProperty === "string") return `${where}/${params.missingProperty} is required`;
   return `${where} ${first.message ?? "is invalid"}`;

@@ -8,11 +8,13 @@ const METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", 
  * Fastify answers an unknown method on a known path with 404. We keep a shadow router of every
  * registered path so the not-found handler can tell 405 (path exists, method does not) from 404.
  */
-export function installNotFound(app: App): void {
+export function installNotFound(app: App): RouteList {
   const shadow = FindMyWay({ ignoreTrailingSlash: false });
+  const routes: RouteList = [];
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
+      routes.push({ method, url: route.url });
       if (METHODS.includes(method as HTTPMethod) && shadow.find(method as HTTPMethod, route.url) === null) {
         shadow.on(method as HTTPMethod, route.url, () => undefined);
       }
@@ -26,4 +28,8 @@ export function installNotFound(app: App): void {
     }
     throw apiError("not_found", `no route for ${request.method} ${path}`);
   });
+  return routes;
 }
+
+/** Every method and path registered, in registration order (tests check the OpenAPI against it). */
+export type RouteList = { method: string; url: string }[];

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../context.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { loggerOptions } from "./logging.ts";
-import { installNotFound } from "./method-not-allowed.ts";
+import { installNotFound, type RouteList } from "./method-not-allowed.ts";
 import { installOpenApi } from "./openapi.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
 import type { App } from "./types.ts";
@@ -22,7 +22,7 @@ export interface ServerOptions {
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 
 /** A Fastify instance with our validation, errors, logging and OpenAPI installed; no routes yet. */
-export async function createServer(ctx: AppContext, options: ServerOptions = {}): Promise<App> {
+export async function createServer(ctx: AppContext, options: ServerOptions = {}): Promise<{ app: App; routes: RouteList }> {
   const app = Fastify({
     logger: loggerOptions(ctx.config.logLevel, options.logStream),
     genReqId: () => randomUUID(),
@@ -34,7 +34,7 @@ export async function createServer(ctx: AppContext, options: ServerOptions = {})
 
   app.setValidatorCompiler(validatorCompiler());
   installErrorHandler(app);
-  installNotFound(app);
+  const routes = installNotFound(app);
   app.addSchema(ErrorEnvelope);
   await installOpenApi(app, ctx.config.baseUrl);
   await app.register(cookie);
@@ -47,5 +47,5 @@ export async function createServer(ctx: AppContext, options: ServerOptions = {})
     void reply.header("x-request-id", request.id);
     done(null, payload);
   });
-  return app;
+  return { app, routes };
 }

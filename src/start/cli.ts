@@ -27,8 +27,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case "migrate":
-        return await withStore(config, async () => {
+        return await withStore(config, () => {
           console.log("migrations applied");
+          return Promise.resolve();
         });
       case "user":
         if (sub === "create") return await userCreate(config, rest);
@@ -100,7 +101,7 @@ async function tokenMint(config: Config, args: string[]): Promise<number> {
   return withStore(config, async (store) => {
     const user = await new Users(store.db, systemClock).byHandle(handle);
     if (user === null) throw new ApiError("not_found", `no user with handle ${handle}`);
-    const issued = await new Tokens(store.db, systemClock, config.baseUrl).mintUserToken(user.id, { name: values.name ?? "cli", days });
+    const issued = await new Tokens(store.db, systemClock, config).mintUserToken(user.id, { name: values.name ?? "cli", days });
     console.log(issued.token);
   });
 }

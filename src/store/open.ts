@@ -20,16 +20,18 @@ export interface StoreOptions {
 
 const INT8_OID = 20;
 
+function parseInt8AsNumber(oid: number, format?: "text" | "binary"): unknown {
+  if (oid === INT8_OID) return (value: string) => Number(value);
+  return format === "binary" ? pg.types.getTypeParser(oid, "binary") : pg.types.getTypeParser(oid, "text");
+}
+
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl !== null) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: 10,
       // Every bigint we store is an epoch millisecond or a byte count, far below 2^53.
-      types: {
-        getTypeParser: ((oid: number, format?: "text" | "binary") =>
-          oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-      },
+      types: { getTypeParser: parseInt8AsNumber as typeof pg.types.getTypeParser },
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: "postgres", close: () => db.destroy() };
@@ -50,6 +52,6 @@ export async function migrate(store: Store): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
-    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`, { cause: error });
   }
 }

@@ -37,7 +37,7 @@ export class Tokens {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-    private readonly baseUrl: string,
+    private readonly config: { readonly baseUrl: string },
   ) {}
 
   /**
@@ -58,7 +58,7 @@ export class Tokens {
         throw apiError(
           "unauthorized",
           "this app was claimed, so its per-app token no longer works",
-          { reason: "token_revoked_post_claim", recovery: recovery.pair(this.baseUrl) },
+          { reason: "token_revoked_post_claim", recovery: recovery.pair(this.config.baseUrl) },
         );
       }
       throw apiError("unauthorized", "the bearer token was revoked", { reason: "token_revoked" });

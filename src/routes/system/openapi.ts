@@ -6,6 +6,6 @@ export default function openapi(app: App, _ctx: AppContext): void {
   app.get(
     "/.well-known/openapi.json",
     { schema: { tags: ["system"], summary: "This document: OpenAPI 3.1.0, generated from the route schemas", security: security.none } },
-    async () => app.swagger(),
+    () => Promise.resolve(app.swagger()),
   );
 }
