@@ -33,7 +33,7 @@ export class ConfigError extends Error {}
 
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
-  const baseUrl = (env.BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, "");
+  const baseUrl = (nonEmpty(env.BASE_URL) ?? `http://localhost:${port}`).replace(/\/+$/, "");
   if (!/^https?:\/\/[^/]+$/.test(baseUrl)) {
     throw new ConfigError(`BASE_URL must be an origin like https://apps.example.com, got ${baseUrl}`);
   }
