@@ -3,6 +3,8 @@ import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
+import { loadSecretsKey } from "./domain/secrets/key.ts";
+import { Secrets } from "./domain/secrets/secrets.ts";
 import { Users } from "./domain/accounts/users.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
@@ -24,6 +26,7 @@ export interface AppContext {
   users: Users;
   sessions: Sessions;
   tokens: Tokens;
+  secrets: Secrets;
   limiter: RateLimiter;
 }
 
@@ -38,6 +41,7 @@ export function createContext(deps: AppDeps): AppContext {
     users: new Users(db, clock),
     sessions: new Sessions(db, clock),
     tokens: new Tokens(db, clock, deps.config),
+    secrets: new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir)),
     limiter: new RateLimiter(clock),
   };
 }

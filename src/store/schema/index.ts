@@ -1,3 +1,4 @@
+import type { SecretsTable } from "./secrets.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -7,6 +8,7 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   tokens: TokensTable;
+  secrets: SecretsTable;
 }
 
-export type { SessionsTable, TokensTable, UsersTable };
+export type { SecretsTable, SessionsTable, TokensTable, UsersTable };

@@ -1,0 +1,139 @@
+import { createHash } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { apiError, recovery } from "../../errors/index.ts";
+import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { open, scopeOf, seal } from "./seal.ts";
+
+export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+export const SECRET_VALUE_CAP = 8 * 1024;
+
+/** Whose secrets: an owner's, for one manifest id. */
+export interface SecretScope {
+  ownerUserId: string;
+  manifestId: string;
+}
+
+/**
+ * Write-only secrets. Values go in sealed and come out only as `env.<NAME>` for app code
+ * (`valuesFor`); no method returns a value to a caller of the API.
+ */
+export class Secrets {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly key: Buffer,
+  ) {}
+
+  async names(scope: SecretScope): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom("secrets")
+      .select("name")
+      .where("owner_user_id", "=", scope.ownerUserId)
+      .where("manifest_id", "=", scope.manifestId)
+      .orderBy("name")
+      .execute();
+    return rows.map((row) => row.name);
+  }
+
+  /** Creates a secret; 409 `secret_already_exists` when the name is taken in this scope. */
+  async create(scope: SecretScope, name: string, value: string): Promise<void> {
+    const row = this.row(scope, name, value);
+    try {
+      await this.db.insertInto("secrets").values(row).execute();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw apiError("secret_already_exists", `a secret named ${name} already exists; PUT it to replace`);
+      throw error;
+    }
+  }
+
+  /** Creates or replaces; returns whether it existed before. */
+  async put(scope: SecretScope, name: string, value: string): Promise<{ created: boolean }> {
+    const row = this.row(scope, name, value);
+    const updated = await this.db
+      .updateTable("secrets")
+      .set({ sealed: row.sealed, size_bytes: row.size_bytes, updated_at: row.updated_at })
+      .where("owner_user_id", "=", scope.ownerUserId)
+      .where("manifest_id", "=", scope.manifestId)
+      .where("name", "=", name)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows > 0n) return { created: false };
+    try {
+      await this.db.insertInto("secrets").values(row).execute();
+      return { created: true };
+    } catch (error) {
+      // A concurrent PUT inserted it first: ours is the later write, so replace theirs.
+      if (!isUniqueViolation(error)) throw error;
+      return this.put(scope, name, value);
+    }
+  }
+
+  async delete(scope: SecretScope, name: string): Promise<void> {
+    checkName(name);
+    const result = await this.db
+      .deleteFrom("secrets")
+      .where("owner_user_id", "=", scope.ownerUserId)
+      .where("manifest_id", "=", scope.manifestId)
+      .where("name", "=", name)
+      .executeTakeFirst();
+    if (result.numDeletedRows === 0n) throw apiError("secret_not_found", `no secret named ${name}`);
+  }
+
+  /** Every secret of the scope, opened, for the executor to place in `env`. */
+  async valuesFor(scope: SecretScope): Promise<Record<string, string>> {
+    const rows = await this.db
+      .selectFrom("secrets")
+      .select(["name", "sealed"])
+      .where("owner_user_id", "=", scope.ownerUserId)
+      .where("manifest_id", "=", scope.manifestId)
+      .execute();
+    const values: Record<string, string> = {};
+    for (const row of rows) values[row.name] = open(this.key, scopeOf(scope.ownerUserId, scope.manifestId, row.name), row.sealed);
+    return values;
+  }
+
+  /**
+   * Changes whenever any secret of the scope is written or removed (every seal draws a fresh IV,
+   * so even rewriting the same value changes it). The executor's isolate identity (app,
+   * revision, secrets version) includes it, so the next call sees the change.
+   */
+  async version(scope: SecretScope): Promise<string> {
+    const rows = await this.db
+      .selectFrom("secrets")
+      .select(["name", "sealed"])
+      .where("owner_user_id", "=", scope.ownerUserId)
+      .where("manifest_id", "=", scope.manifestId)
+      .orderBy("name")
+      .execute();
+    if (rows.length === 0) return "0";
+    const hash = createHash("sha256");
+    for (const row of rows) hash.update(row.name).update("\u0000").update(row.sealed).update("\u0000");
+    return hash.digest("base64url").slice(0, 16);
+  }
+
+  private row(scope: SecretScope, name: string, value: string) {
+    checkName(name);
+    const size = Buffer.byteLength(value, "utf8");
+    if (size > SECRET_VALUE_CAP) {
+      throw apiError("secret_too_large", `the value is ${size} bytes; secrets hold at most ${SECRET_VALUE_CAP} bytes`, {
+        recovery: recovery.shrink("secret", size, SECRET_VALUE_CAP),
+      });
+    }
+    const now = this.clock.now();
+    return {
+      owner_user_id: scope.ownerUserId,
+      manifest_id: scope.manifestId,
+      name,
+      sealed: seal(this.key, scopeOf(scope.ownerUserId, scope.manifestId, name), value),
+      size_bytes: size,
+      created_at: now,
+      updated_at: now,
+    };
+  }
+}
+
+function checkName(name: string): void {
+  if (!SECRET_NAME.test(name)) {
+    throw apiError("invalid_secret_name", `secret names match ^[A-Z][A-Z0-9_]{0,63}$ (upper case, digits, underscores), got "${name.slice(0, 80)}"`);
+  }
+}
