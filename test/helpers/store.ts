@@ -1,0 +1,27 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { migrate, openStore, type Dialect, type Store } from "../../src/store/index.ts";
+import { createTestDatabase } from "./dialects.ts";
+
+export interface TestStore extends Store {
+  dataDir: string;
+  dispose(): Promise<void>;
+}
+
+/** A migrated store of the given dialect in its own directory or database, for domain-level tests. */
+export async function openTestStore(dialect: Dialect): Promise<TestStore> {
+  const dataDir = mkdtempSync(join(tmpdir(), "brickyard-store-"));
+  const database = dialect === "postgres" ? await createTestDatabase() : null;
+  const store = openStore({ databaseUrl: database?.url ?? null, dataDir });
+  await migrate(store);
+  return {
+    ...store,
+    dataDir,
+    async dispose() {
+      await store.close();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../src/config/clock.ts";
+import { KEY_FILE, loadSecretsKey } from "../src/domain/secrets/key.ts";
+import { open, scopeOf, seal } from "../src/domain/secrets/seal.ts";
+import { Secrets, type SecretScope } from "../src/domain/secrets/secrets.ts";
+import { ApiError } from "../src/errors/index.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { openTestStore, type TestStore } from "./helpers/store.ts";
+
+describe("secrets key and sealing", () => {
+  it("generates the key once into DATA_DIR with 0600 permissions and reuses it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "brickyard-key-"));
+    const first = loadSecretsKey(null, dir);
+    expect(first).toHaveLength(32);
+    expect(statSync(join(dir, KEY_FILE)).mode & 0o777).toBe(0o600);
+    expect(loadSecretsKey(null, dir).equals(first)).toBe(true);
+    const configured = randomBytes(32);
+    expect(loadSecretsKey(configured.toString("base64"), dir).equals(configured)).toBe(true);
+  });
+
+  it("binds a sealed value to its scope: it does not open under another app or name", () => {
+    const key = randomBytes(32);
+    const sealed = seal(key, scopeOf("u1", "weather", "API_KEY"), "s3cret value");
+    expect(sealed).not.toContain("s3cret");
+    expect(open(key, scopeOf("u1", "weather", "API_KEY"), sealed)).toBe("s3cret value");
+    expect(() => open(key, scopeOf("u1", "other-app", "API_KEY"), sealed)).toThrow();
+    expect(() => open(key, scopeOf("u1", "weather", "OTHER"), sealed)).toThrow();
+    expect(() => open(randomBytes(32), scopeOf("u1", "weather", "API_KEY"), sealed)).toThrow();
+  });
+});
+
+describeEachDialect("secrets store", (dialect) => {
+  let store: TestStore;
+  let secrets: Secrets;
+  let scope: SecretScope;
+  const clock = new ManualClock();
+  beforeAll(async () => {
+    store = await openTestStore(dialect);
+    const ownerUserId = randomUUID();
+    await store.db.insertInto("users").values({ id: ownerUserId, email: "o@example.test", handle: "owner", password_hash: "x", plan: "free", created_at: 0 }).execute();
+    secrets = new Secrets(store.db, clock, loadSecretsKey(null, store.dataDir));
+    scope = { ownerUserId, manifestId: "weather" };
+  });
+  afterAll(async () => store.dispose());
+
+  it("creates, refuses a duplicate, replaces, lists names only, deletes", async () => {
+    await secrets.create(scope, "API_KEY", "first");
+    await expect(secrets.create(scope, "API_KEY", "again")).rejects.toMatchObject({ kind: "secret_already_exists", status: 409 });
+    expect(await secrets.put(scope, "API_KEY", "second")).toEqual({ created: false });
+    expect(await secrets.put(scope, "TOKEN_2", "other")).toEqual({ created: true });
+    expect(await secrets.names(scope)).toEqual(["API_KEY", "TOKEN_2"]);
+    expect(await secrets.valuesFor(scope)).toEqual({ API_KEY: "second", TOKEN_2: "other" });
+    // Another manifest id of the same owner sees none of them.
+    expect(await secrets.names({ ...scope, manifestId: "other" })).toEqual([]);
+    await secrets.delete(scope, "TOKEN_2");
+    await expect(secrets.delete(scope, "TOKEN_2")).rejects.toMatchObject({ kind: "secret_not_found", status: 404 });
+    const rows = await store.db.selectFrom("secrets").selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain("second");
+  });
+
+  it("refuses bad names and values over 8 KiB with the spec's kinds", async () => {
+    for (const name of ["lower", "1ABC", "A-B", "", "A".repeat(65)]) {
+      const error = await secrets.create(scope, name, "v").catch((e: unknown) => e);
+      expect(error, name).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ kind: "invalid_secret_name", status: 400 });
+    }
+    await secrets.create(scope, "EXACTLY_8K", "x".repeat(8 * 1024));
+    await expect(secrets.put(scope, "TOO_BIG", "x".repeat(8 * 1024 + 1))).rejects.toMatchObject({
+      kind: "secret_too_large",
+      status: 400,
+      fields: { recovery: { kind: "shrink", field: "secret", cap_bytes: 8192 } },
+    });
+  });
+
+  it("changes its version on every write and delete, even within one millisecond", async () => {
+    const s = { ...scope, manifestId: "versioned" };
+    const seen = new Set([await secrets.version(s)]);
+    await secrets.put(s, "A", "1");
+    seen.add(await secrets.version(s));
+    await secrets.put(s, "A", "1");
+    seen.add(await secrets.version(s));
+    await secrets.delete(s, "A");
+    await secrets.put(s, "B", "1");
+    seen.add(await secrets.version(s));
+    expect(seen.size).toBe(4);
+  });
+});
