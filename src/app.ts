@@ -1,5 +1,5 @@
 import { createContext, type AppContext, type AppDeps } from "./context.ts";
-import { createServer, type ServerOptions } from "./http/server.ts";
+import { createServer } from "./http/server.ts";
 import type { RouteList } from "./http/method-not-allowed.ts";
 import type { App } from "./http/types.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -15,13 +15,16 @@ export interface BuiltApp {
  * The composition root: builds every service from `deps`, installs every route, and ties their
  * lifetimes to the HTTP server's, so `http.close()` releases everything `deps` handed over.
  */
-export async function buildApp(deps: AppDeps, options: ServerOptions = {}): Promise<BuiltApp> {
+export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   const ctx = createContext(deps);
-  const { app: http, routes } = await createServer(ctx, options);
+  const { app: http, routes } = await createServer(ctx);
   registerRoutes(http, ctx);
   http.addHook("onClose", async () => {
+    // Background work first: nothing may touch the store after it closes.
+    await ctx.scheduler.close();
     await ctx.store.close();
   });
   await http.ready();
+  if (deps.background !== false) ctx.scheduler.start();
   return { http, ctx, routes };
 }

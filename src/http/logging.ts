@@ -1,5 +1,5 @@
 import type { Writable } from "node:stream";
-import type { FastifyServerOptions } from "fastify";
+import { pino, stdSerializers, type Logger } from "pino";
 
 // Query values that carry credentials (`?key=` webhook secrets, `?t=` render tokens) are cut
 // from request logs; headers are never logged.
@@ -9,14 +9,16 @@ export function redactUrl(url: string): string {
   return url.replace(SECRET_QUERY, "$1[redacted]");
 }
 
-export function loggerOptions(level: string, stream?: Writable): FastifyServerOptions["logger"] {
-  return {
+/** The one logger: Fastify logs requests through it and services log through it. */
+export function createLogger(level: string, stream?: Writable): Logger {
+  const options = {
     level,
-    ...(stream === undefined ? {} : { stream }),
     serializers: {
       req(request: { method: string; url: string; ip?: string; id?: string }) {
         return { method: request.method, url: redactUrl(request.url), remoteAddress: request.ip, id: request.id };
       },
+      err: stdSerializers.err,
     },
   };
+  return stream === undefined ? pino(options) : pino(options, stream);
 }

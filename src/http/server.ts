@@ -1,30 +1,24 @@
 import { randomUUID } from "node:crypto";
-import type { Writable } from "node:stream";
 import cookie from "@fastify/cookie";
-import Fastify from "fastify";
+import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../context.ts";
 import { installErrorHandler } from "./error-handler.ts";
-import { loggerOptions } from "./logging.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
 import { installOpenApi } from "./openapi.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
 import type { App } from "./types.ts";
 import { validatorCompiler } from "./validation.ts";
 
-export interface ServerOptions {
-  /** Where logs go; stdout when omitted. Tests pass a stream to inspect them. */
-  logStream?: Writable;
-}
-
 // Above every per-field cap (module and ui are 256 KiB each), so requests fail with the precise
 // kind (`module_too_large`) rather than a generic 413; routes with smaller caps set their own.
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 
 /** A Fastify instance with our validation, errors, logging and OpenAPI installed; no routes yet. */
-export async function createServer(ctx: AppContext, options: ServerOptions = {}): Promise<{ app: App; routes: RouteList }> {
+export async function createServer(ctx: AppContext): Promise<{ app: App; routes: RouteList }> {
   const app = Fastify({
-    logger: loggerOptions(ctx.config.logLevel, options.logStream),
+    // Typed as Fastify's base logger so route files share one `App` type.
+    loggerInstance: ctx.log as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     bodyLimit: DEFAULT_BODY_LIMIT,

@@ -24,6 +24,8 @@ export interface TestServerOptions {
   clock?: Clock | "manual";
   env?: Record<string, string>;
   logStream?: Writable;
+  /** Run the scheduler's timer; off by default so tests call `ctx.scheduler.tick()` themselves. */
+  background?: boolean;
 }
 
 /**
@@ -46,7 +48,13 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
   });
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(store);
-  const built = await buildApp({ config, store, ...(clock === undefined ? {} : { clock }) }, { logStream: options.logStream });
+  const built = await buildApp({
+    config,
+    store,
+    logStream: options.logStream,
+    background: options.background ?? false,
+    ...(clock === undefined ? {} : { clock }),
+  });
   await built.http.listen({ port: 0, host: "127.0.0.1" });
   const address = built.http.server.address();
   if (address === null || typeof address === "string") throw new Error("server did not bind a TCP port");

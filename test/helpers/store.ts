@@ -6,6 +6,8 @@ import { createTestDatabase } from "./dialects.ts";
 
 export interface TestStore extends Store {
   dataDir: string;
+  /** A second, independent connection to the same database, as another instance would have. */
+  openAnother(): Store;
   dispose(): Promise<void>;
 }
 
@@ -18,6 +20,7 @@ export async function openTestStore(dialect: Dialect): Promise<TestStore> {
   return {
     ...store,
     dataDir,
+    openAnother: () => openStore({ databaseUrl: database?.url ?? null, dataDir }),
     async dispose() {
       await store.close();
       await database?.drop();

@@ -1,3 +1,4 @@
+import type { LeasesTable } from "./leases.ts";
 import type { SecretsTable } from "./secrets.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
@@ -9,6 +10,7 @@ export interface Database {
   sessions: SessionsTable;
   tokens: TokensTable;
   secrets: SecretsTable;
+  leases: LeasesTable;
 }
 
 export type { SecretsTable, SessionsTable, TokensTable, UsersTable };

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { HOUR, ManualClock, MINUTE } from "../src/config/clock.ts";
+import { Scheduler } from "../src/scheduler/scheduler.ts";
+import type { Store } from "../src/store/index.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { openTestStore, type TestStore } from "./helpers/store.ts";
+
+const quiet = { error: () => undefined, info: () => undefined };
+
+describeEachDialect("scheduler leases", (dialect) => {
+  let store: TestStore;
+  let other: Store;
+  beforeAll(async () => {
+    store = await openTestStore(dialect);
+    other = store.openAnother();
+  });
+  afterAll(async () => {
+    await other.close();
+    await store.dispose();
+  });
+
+  it("runs each period of a job exactly once across two instances ticking concurrently", async () => {
+    const clock = new ManualClock();
+    const runs: string[] = [];
+    const a = new Scheduler(store.db, clock, quiet);
+    const b = new Scheduler(other.db, clock, quiet);
+    for (const [label, scheduler] of [["a", a], ["b", b]] as const) {
+      scheduler.add({ name: "sweep", everyMs: HOUR, run: () => Promise.resolve(void runs.push(label)) });
+    }
+    for (let hour = 0; hour < 24; hour++) {
+      // Several ticks per period from both instances at once; only the first claim wins.
+      await Promise.all([a.tick(), b.tick(), a.tick(), b.tick()]);
+      clock.advance(20 * MINUTE);
+      await Promise.all([a.tick(), b.tick()]);
+      clock.advance(40 * MINUTE);
+    }
+    expect(runs).toHaveLength(24);
+  });
+
+  it("keeps running other jobs when one throws, and retries it next period", async () => {
+    const clock = new ManualClock();
+    const errors: unknown[] = [];
+    const scheduler = new Scheduler(store.db, clock, { error: (e: unknown) => void errors.push(e), info: () => undefined });
+    let attempts = 0;
+    let healthy = 0;
+    scheduler.add({ name: "flaky", everyMs: MINUTE, run: () => Promise.reject(new Error(`attempt ${++attempts}`)) });
+    scheduler.add({ name: "healthy", everyMs: MINUTE, run: () => Promise.resolve(void healthy++) });
+    expect(await scheduler.tick()).toEqual(["healthy"]);
+    expect(await scheduler.tick()).toEqual([]);
+    clock.advance(MINUTE);
+    expect(await scheduler.tick()).toEqual(["healthy"]);
+    expect([attempts, healthy, errors.length]).toEqual([2, 2, 2]);
+  });
+});
