@@ -16,9 +16,10 @@ export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 
 /** A Fastify instance with our validation, errors, logging and OpenAPI installed; no routes yet. */
 export async function createServer(ctx: AppContext): Promise<{ app: App; routes: RouteList }> {
+  // Widened to Fastify's base logger type so every route file shares one `App` type.
+  const baseLogger: FastifyBaseLogger = ctx.log;
   const app = Fastify({
-    // Typed as Fastify's base logger so route files share one `App` type.
-    loggerInstance: ctx.log as FastifyBaseLogger,
+    loggerInstance: baseLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     bodyLimit: DEFAULT_BODY_LIMIT,
