@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
+import { Apps } from "./domain/apps/apps.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
 import { Users } from "./domain/accounts/users.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
@@ -25,11 +26,14 @@ export interface AppContext {
   sessions: Sessions;
   tokens: Tokens;
   limiter: RateLimiter;
+  /** App lifecycle: get, load (with access), create, update, patchSource, activeCode, claim, delete. */
+  apps: Apps;
 }
 
 export function createContext(deps: AppDeps): AppContext {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
+  const tokens = new Tokens(db, clock, deps.config);
   return {
     config: deps.config,
     clock,
@@ -37,7 +41,8 @@ export function createContext(deps: AppDeps): AppContext {
     db,
     users: new Users(db, clock),
     sessions: new Sessions(db, clock),
-    tokens: new Tokens(db, clock, deps.config),
+    tokens,
     limiter: new RateLimiter(clock),
+    apps: new Apps(db, clock, tokens, deps.config),
   };
 }

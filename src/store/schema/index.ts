@@ -1,3 +1,5 @@
+import type { AppVersionsTable } from "./app-versions.ts";
+import type { AppsTable } from "./apps.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -7,6 +9,8 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   tokens: TokensTable;
+  apps: AppsTable;
+  app_versions: AppVersionsTable;
 }
 
-export type { SessionsTable, TokensTable, UsersTable };
+export type { AppVersionsTable, AppsTable, SessionsTable, TokensTable, UsersTable };
