@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DAY } from "../src/config/clock.ts";
-import { createUser } from "./helpers/accounts.ts";
-import { createAnonymousApp, expectError, manifestOf, moduleSource } from "./helpers/apps.ts";
+import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -61,7 +60,7 @@ describeEachDialect("apps: create and upsert", (dialect) => {
   });
 
   it("authenticated create is an upsert by (user, manifest id): 201 then 200 with the same id and revision + 1", async () => {
-    const user = await createUser(server);
+    const user = await makeUser(server);
     const first = await server.client.post("/app", { module: moduleSource(manifestOf("notes")) }, { token: user.token });
     expect(first.status, JSON.stringify(first.body)).toBe(201);
     expect(first.body).toMatchObject({ claimed: true, revision: 1, url: `${server.config.baseUrl}/@${user.handle}/notes` });
@@ -86,14 +85,14 @@ describeEachDialect("apps: create and upsert", (dialect) => {
     const other = await server.client.post("/app", { module: moduleSource(manifestOf("notes-two")) }, { token: user.token });
     expect(other.status).toBe(201);
     expect(other.body.id).not.toBe(first.body.id);
-    const someoneElse = await createUser(server);
+    const someoneElse = await makeUser(server);
     const theirs = await server.client.post("/app", { module: moduleSource(manifestOf("notes")) }, { token: someoneElse.token });
     expect(theirs.status).toBe(201);
     expect(theirs.body.id).not.toBe(first.body.id);
   });
 
   it("concurrent authenticated creates of one manifest id end as one app", async () => {
-    const user = await createUser(server);
+    const user = await makeUser(server);
     const results = await Promise.all(
       Array.from({ length: 6 }, () => server.client.post("/app", { module: moduleSource(manifestOf("racy")) }, { token: user.token })),
     );
@@ -108,7 +107,7 @@ describeEachDialect("apps: create and upsert", (dialect) => {
     const created = await createAnonymousApp(server, "token-holder");
     const res = await server.client.post("/app", { module: moduleSource(manifestOf("second")) }, { token: created.token });
     expectError(res, 401, "unauthorized");
-    const user = await createUser(server);
+    const user = await makeUser(server);
     const noOrigin = await server.client.post("/app", { module: moduleSource(manifestOf("x")) }, { cookie: user.cookie });
     expectError(noOrigin, 403, "forbidden");
     const bad = await server.client.post("/app", { module: moduleSource(manifestOf("x")) }, { token: "svc_user_nope" });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createUser } from "./helpers/accounts.ts";
-import { createAnonymousApp, expectError, manifestOf, moduleSource } from "./helpers/apps.ts";
+import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -74,14 +73,14 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
   it("source access: app token while unclaimed, the owner; others 403 or 404; bad ids 400", async () => {
     const app = await createAnonymousApp(server, "guarded");
     const other = await createAnonymousApp(server, "other");
-    const stranger = await createUser(server);
+    const stranger = await makeUser(server);
     expectError(await server.client.get(`/app/${app.id}/source`), 403, "forbidden");
     expectError(await server.client.get(`/app/${app.id}/source`, { token: other.token }), 403, "forbidden");
     expectError(await server.client.get(`/app/${app.id}/source`, { token: stranger.token }), 403, "forbidden");
     expectError(await server.client.put(`/app/${app.id}`, { module: moduleSource(manifestOf("guarded")) }, { token: other.token }), 403, "forbidden");
     expectError(await patch(app.id, other.token, { edits: [{ bucket: "module", old_string: "hello", new_string: "hi" }] }, '"1"'), 403, "forbidden");
 
-    const owner = await createUser(server);
+    const owner = await makeUser(server);
     const owned = await server.client.post("/app", { module: moduleSource(manifestOf("mine")) }, { token: owner.token });
     expect((await server.client.get(`/app/${owned.body.id}/source`, { token: owner.token })).status).toBe(200);
     expect((await server.client.get(`/app/${owned.body.id}/source`, { cookie: owner.cookie })).status).toBe(200);

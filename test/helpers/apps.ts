@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
 import type { ApiResponse } from "./client.ts";
 import type { TestServer } from "./server.ts";
@@ -42,4 +43,24 @@ export function expectError(res: ApiResponse, status: number, kind: string): Rec
   expect({ status: res.status, kind: res.body?.error?.kind }, JSON.stringify(res.body)).toEqual({ status, kind });
   expect(res.body.ok).toBe(false);
   return res.body.error;
+}
+
+export interface FixtureUser {
+  id: string;
+  handle: string;
+  /** `svc_session=…` ready for a Cookie header. */
+  cookie: string;
+  token: string;
+}
+
+/**
+ * A user made through the services rather than /api/auth/signup, whose per-IP limit (5 a minute)
+ * would throttle suites that need many users. accounts.test.ts covers the routes themselves.
+ */
+export async function makeUser(server: TestServer): Promise<FixtureUser> {
+  const handle = `u${randomBytes(5).toString("hex")}`;
+  const user = await server.ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple" });
+  const session = await server.ctx.sessions.create(user.id);
+  const minted = await server.ctx.tokens.mintUserToken(user.id, {});
+  return { id: user.id, handle, cookie: `svc_session=${session}`, token: minted.token };
 }
