@@ -3,12 +3,16 @@ import { createServer } from "./http/server.ts";
 import type { RouteList } from "./http/method-not-allowed.ts";
 import type { App } from "./http/types.ts";
 import { registerRoutes } from "./routes/index.ts";
+import { Reaper } from "./scheduler/reaper.ts";
+import { HOUR } from "./config/clock.ts";
 
 export interface BuiltApp {
   http: App;
   ctx: AppContext;
   /** Every registered method and path. */
   routes: RouteList;
+  /** The unclaimed-app reaper, already started; tests call `reapOnce()` after moving the clock. */
+  reaper: Reaper;
 }
 
 /**
@@ -19,12 +23,14 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   const ctx = createContext(deps);
   const { app: http, routes } = await createServer(ctx);
   registerRoutes(http, ctx);
+  const reaper = new Reaper(ctx.apps, () => ctx.clock.now(), http.log);
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
     await ctx.store.close();
   });
+  ctx.scheduler.add({ name: "reaper", everyMs: HOUR, run: () => reaper.reapOnce().then(() => undefined) });
   await http.ready();
   if (deps.background !== false) ctx.scheduler.start();
-  return { http, ctx, routes };
+  return { http, ctx, routes, reaper };
 }

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
+import { Apps } from "./domain/apps/apps.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
 import { loadSecretsKey } from "./domain/secrets/key.ts";
 import { Secrets } from "./domain/secrets/secrets.ts";
@@ -38,12 +39,15 @@ export interface AppContext {
   limiter: RateLimiter;
   scheduler: Scheduler;
   log: Logger;
+  /** App lifecycle: get, load (with access), create, update, patchSource, activeCode, claim, delete. */
+  apps: Apps;
 }
 
 export function createContext(deps: AppDeps): AppContext {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
   const log = createLogger(deps.config.logLevel, deps.logStream);
+  const tokens = new Tokens(db, clock, deps.config);
   return {
     log,
     scheduler: new Scheduler(db, clock, log),
@@ -53,8 +57,9 @@ export function createContext(deps: AppDeps): AppContext {
     db,
     users: new Users(db, clock),
     sessions: new Sessions(db, clock),
-    tokens: new Tokens(db, clock, deps.config),
+    tokens,
     secrets: new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir)),
     limiter: new RateLimiter(clock),
+    apps: new Apps(db, clock, tokens, deps.config),
   };
 }

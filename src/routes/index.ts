@@ -1,5 +1,17 @@
 import type { AppContext } from "../context.ts";
 import type { App } from "../http/types.ts";
+import claimApp from "./apps/claimApp.ts";
+import createApp from "./apps/createApp.ts";
+import deleteApp from "./apps/deleteApp.ts";
+import describeApp from "./apps/describeApp.ts";
+import getAppPage from "./apps/getAppPage.ts";
+import getCanonicalPage from "./apps/getCanonicalPage.ts";
+import getIcon from "./apps/getIcon.ts";
+import getSource from "./apps/getSource.ts";
+import listApps from "./apps/listApps.ts";
+import patchSource from "./apps/patchSource.ts";
+import putIcon from "./apps/putIcon.ts";
+import updateApp from "./apps/updateApp.ts";
 import getMe from "./auth/getMe.ts";
 import login from "./auth/login.ts";
 import logout from "./auth/logout.ts";
@@ -13,7 +25,29 @@ import listTokens from "./tokens/listTokens.ts";
 type RouteModule = (app: App, ctx: AppContext) => void;
 
 /** Every public route, one file each. A new route is one import and one entry here. */
-const routes: RouteModule[] = [healthz, openapi, signup, login, logout, getMe, createToken, listTokens, deleteToken];
+const routes: RouteModule[] = [
+  healthz,
+  openapi,
+  signup,
+  login,
+  logout,
+  getMe,
+  createToken,
+  listTokens,
+  deleteToken,
+  createApp,
+  listApps,
+  getAppPage,
+  getCanonicalPage,
+  updateApp,
+  deleteApp,
+  getSource,
+  patchSource,
+  claimApp,
+  describeApp,
+  getIcon,
+  putIcon,
+];
 
 export function registerRoutes(app: App, ctx: AppContext): void {
   for (const route of routes) route(app, ctx);

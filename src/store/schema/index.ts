@@ -1,3 +1,5 @@
+import type { AppVersionsTable } from "./app-versions.ts";
+import type { AppsTable } from "./apps.ts";
 import type { LeasesTable } from "./leases.ts";
 import type { SecretsTable } from "./secrets.ts";
 import type { SessionsTable } from "./sessions.ts";
@@ -9,8 +11,10 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   tokens: TokensTable;
+  apps: AppsTable;
+  app_versions: AppVersionsTable;
   secrets: SecretsTable;
   leases: LeasesTable;
 }
 
-export type { SecretsTable, SessionsTable, TokensTable, UsersTable };
+export type { AppVersionsTable, AppsTable, LeasesTable, SecretsTable, SessionsTable, TokensTable, UsersTable };

@@ -1,0 +1,77 @@
+import { apiError } from "../../errors/index.ts";
+
+/**
+ * Who is asking, as domain code sees it. The HTTP layer's principal (http/auth.ts) fits this
+ * shape; null is an anonymous caller.
+ */
+export type Actor =
+  | { kind: "user"; userId: string }
+  | { kind: "app"; appId: string }
+  | { kind: "render"; appId: string; userId: string | null }
+  | null;
+
+/**
+ * A caller's relation to one app. Today: the owner, the holder of the app's own token while it
+ * is unclaimed, and `visitor` (anyone holding the URL of an unclaimed app). Sharing and teams
+ * add `collaborator`, `end-user`, `viewer`, `team-admin` and `team-member` here.
+ */
+export type AppRole = "owner" | "app-token" | "visitor";
+
+/** What a role may do. New permissions are added here, next to the roles that grant them. */
+export type AppPermission =
+  /** GET /app/{id}/source and the source-carrying parts of describe. */
+  | "source:read"
+  /** PUT /app/{id}, PATCH /app/{id}/source. */
+  | "source:write"
+  /** Open the page, read describe and the icon. */
+  | "view"
+  /** Owner rights: delete, icon, and everything later issues reserve for owners. */
+  | "manage";
+
+const GRANTS: Record<AppRole, ReadonlySet<AppPermission>> = {
+  owner: new Set(["source:read", "source:write", "view", "manage"]),
+  "app-token": new Set(["source:read", "source:write", "view"]),
+  visitor: new Set(["view"]),
+};
+
+/** The facts about an app that decide access. */
+export interface AccessSubject {
+  id: string;
+  ownerUserId: string | null;
+}
+
+/**
+ * The caller's role on `app`, or null for no relation at all. The one place access is decided:
+ * later issues extend it (shares, teams, visibility) and every route follows.
+ */
+export function roleOf(actor: Actor, app: AccessSubject): AppRole | null {
+  const unclaimed = app.ownerUserId === null;
+  if (actor !== null) {
+    if (actor.kind === "user" && actor.userId === app.ownerUserId) return "owner";
+    // An app token of a claimed app is refused earlier (401 token_revoked_post_claim).
+    if (actor.kind === "app" && actor.appId === app.id && unclaimed) return "app-token";
+  }
+  // The UUID of an unclaimed app is the capability (DECISIONS §5): anyone holding it may look.
+  return unclaimed ? "visitor" : null;
+}
+
+export function can(role: AppRole | null, permission: AppPermission): boolean {
+  return role !== null && GRANTS[role].has(permission);
+}
+
+/**
+ * Throws unless the caller holds `permission`: 404 when the caller has no relation to the app
+ * (so its existence is not confirmed), 403 `forbidden` when it has one that is not enough.
+ */
+export function requirePermission(actor: Actor, app: AccessSubject, permission: AppPermission): AppRole {
+  const role = roleOf(actor, app);
+  if (role === null) throw apiError("app_not_found", `no app ${app.id}`);
+  if (!can(role, permission)) {
+    const why =
+      app.ownerUserId === null && permission === "manage"
+        ? "this app is unclaimed; claim it under an account to manage it"
+        : `your role on this app (${role}) does not allow this`;
+    throw apiError("forbidden", why);
+  }
+  return role;
+}

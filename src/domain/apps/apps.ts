@@ -1,0 +1,294 @@
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { DAY, type Clock } from "../../config/clock.ts";
+import { apiError, recovery } from "../../errors/index.ts";
+import { isUniqueViolation, type Database } from "../../store/index.ts";
+import type { Tokens } from "../tokens/tokens.ts";
+import { requirePermission, type Actor, type AppPermission, type AppRole } from "./access.ts";
+import { claimApp } from "./claim.ts";
+import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
+import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
+import { listApps, type ListedApp } from "./listing.ts";
+import type { Manifest } from "./manifest-types.ts";
+import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
+import { commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, type AppRecord } from "./queries.ts";
+import { expectedRevision } from "./precondition.ts";
+import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
+import { revisionEtag, uuidUrl } from "./urls.ts";
+
+export const UNCLAIMED_TTL_MS = 7 * DAY;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// A PUT or an upsert carries no precondition, so losing a race to another writer is retried.
+const UNCONDITIONAL_RETRIES = 5;
+
+export interface CreateInput extends SourceBundle {
+  pair?: boolean;
+  label?: string;
+}
+
+export interface WriteResult {
+  app: AppRecord;
+  warnings: string[];
+}
+
+export interface CreateResult extends WriteResult {
+  /** True when a new app was made (201), false when an authenticated upsert overwrote one (200). */
+  created: boolean;
+  /** Anonymous creates only: the per-app token, returned this once. */
+  token: string | null;
+  pairing: BoundPairing | null;
+}
+
+/** The source of one revision plus its manifest: what the executor loads. */
+export interface ActiveCode extends SourceBundle {
+  revision: number;
+  manifest: Manifest;
+}
+
+type DeleteHook = (appId: string) => Promise<void>;
+
+/**
+ * The app lifecycle (spec "App ownership and lifetime", "Source revision"; DECISIONS §3):
+ * create and upsert, updates and source edits under the revision guard, reads, icon, delete.
+ * Listing and claiming live beside it (listing.ts, claim.ts) and share its queries.
+ */
+export class Apps {
+  private pairing: PairingSeam | null = null;
+  private readonly deleteHooks: DeleteHook[] = [];
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly tokens: Tokens,
+    private readonly config: { readonly baseUrl: string },
+  ) {}
+
+  /** The pairing issue registers its implementation here (see PairingSeam). */
+  setPairing(seam: PairingSeam): void {
+    this.pairing = seam;
+  }
+
+  get pairingSeam(): PairingSeam | null {
+    return this.pairing;
+  }
+
+  /**
+   * Registers cleanup that must follow an app's removal beyond its rows (blobs, caches). Hooks run
+   * after the rows are gone, on DELETE and on reaping; a failing hook is logged by the caller.
+   */
+  onDelete(hook: DeleteHook): void {
+    this.deleteHooks.push(hook);
+  }
+
+  /** The app, or null. Does no access check; see `load` for that. */
+  async get(id: string): Promise<AppRecord | null> {
+    if (!UUID.test(id)) return null;
+    return findApp(this.db, id);
+  }
+
+  /** The app, after checking the id's shape (400 invalid_id), existence (404) and `permission`. */
+  async load(id: string, actor: Actor, permission: AppPermission): Promise<{ app: AppRecord; role: AppRole }> {
+    const app = await this.find(id);
+    return { app, role: requirePermission(actor, app, permission) };
+  }
+
+  /** The app with no access check: 400 invalid_id for a malformed id, 404 app_not_found if absent. */
+  async find(id: string): Promise<AppRecord> {
+    if (!UUID.test(id)) throw apiError("invalid_id", `${id} is not an app id (a UUID)`);
+    const app = await findApp(this.db, id);
+    if (app === null) throw apiError("app_not_found", `no app ${id}`);
+    return app;
+  }
+
+  /** A claimed app by its canonical address `/@handle/manifestId`, or null. */
+  async byCanonical(handle: string, manifestId: string): Promise<AppRecord | null> {
+    const owner = await this.db.selectFrom("users").select("id").where("handle", "=", handle).executeTakeFirst();
+    return owner === undefined ? null : findOwnedByManifestId(this.db, owner.id, manifestId);
+  }
+
+  /**
+   * POST /app. Anonymous: a new unclaimed app, its one-time token, a 7-day expiry, and a bound
+   * pairing when asked. A user: an upsert keyed by (user, manifest id); `pair`/`label` ignored.
+   */
+  async create(actor: Actor, input: CreateInput): Promise<CreateResult> {
+    if (actor !== null && actor.kind !== "user") {
+      throw apiError("unauthorized", `a ${actor.kind} token cannot create apps; send no token for an anonymous create, or a user token`);
+    }
+    const prepared = prepareSource({ module: input.module, ui: input.ui, styles: input.styles });
+    if (actor === null) return this.createAnonymous(prepared, input);
+    return this.upsert(actor.userId, prepared);
+  }
+
+  private async createAnonymous(prepared: PreparedSource, input: CreateInput): Promise<CreateResult> {
+    const id = randomUUID();
+    const now = this.clock.now();
+    const { token, pairing } = await this.db.transaction().execute(async (trx) => {
+      await insertApp(trx, { id, ownerUserId: null, claimedAt: null, expiresAt: now + UNCLAIMED_TTL_MS, now, prepared });
+      const issued = await this.tokens.issue("app", { appId: id, ttlMs: UNCLAIMED_TTL_MS }, trx);
+      // Pairing plugs in here: a device code bound to this app, minted in the same transaction.
+      const bound = input.pair === true && this.pairing !== null ? await this.pairing.startBoundPairing(trx, { appId: id, label: input.label ?? null }) : null;
+      return { token: issued.token, pairing: bound };
+    });
+    return { app: await this.mustFind(id), warnings: prepared.warnings, created: true, token, pairing };
+  }
+
+  private async upsert(userId: string, prepared: PreparedSource): Promise<CreateResult> {
+    for (let attempt = 0; attempt < UNCONDITIONAL_RETRIES; attempt++) {
+      const existing = await findOwnedByManifestId(this.db, userId, prepared.manifest.id);
+      const now = this.clock.now();
+      if (existing !== null) {
+        const won = await this.db.transaction().execute((trx) => commitRevision(trx, existing.id, existing.revision, now, prepared));
+        if (won) return { app: await this.mustFind(existing.id), warnings: prepared.warnings, created: false, token: null, pairing: null };
+        continue;
+      }
+      const id = randomUUID();
+      try {
+        // An app made by a signed-in user is owned from birth: claimed at its creation.
+        await this.db.transaction().execute((trx) => insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared }));
+        return { app: await this.mustFind(id), warnings: prepared.warnings, created: true, token: null, pairing: null };
+      } catch (error) {
+        // A concurrent create of the same manifest id won the unique index; overwrite it instead.
+        if (!isUniqueViolation(error)) throw error;
+      }
+    }
+    throw apiError("service_busy", "the app is being written by other requests; retry");
+  }
+
+  /** PUT /app/{id}: replaces the source; the manifest id cannot change. */
+  async update(id: string, actor: Actor, source: SourceBundle): Promise<WriteResult> {
+    const { app } = await this.load(id, actor, "source:write");
+    const prepared = prepareSource(source);
+    assertSameManifestId(app, prepared.manifest);
+    let current = app;
+    for (let attempt = 0; attempt < UNCONDITIONAL_RETRIES; attempt++) {
+      const expected = current.revision;
+      const won = await this.db.transaction().execute((trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
+      if (won) return { app: await this.mustFind(id), warnings: prepared.warnings };
+      current = await this.mustFind(id);
+    }
+    throw apiError("service_busy", "the app is being written by other requests; retry");
+  }
+
+  /** GET /app/{id}/source. */
+  async readSource(id: string, actor: Actor): Promise<ActiveCode & { app: AppRecord }> {
+    const { app } = await this.load(id, actor, "source:read");
+    const code = await this.codeAt(id, app.revision);
+    if (code === null) throw new Error(`app ${id} has no source for its revision ${app.revision}`);
+    return { ...code, app };
+  }
+
+  /**
+   * PATCH /app/{id}/source: exact-string edits applied atomically against `expected`, which the
+   * caller read from a source response's ETag. A stale revision, or losing the race to another
+   * writer of the same revision, is 412 `revision_mismatch` carrying the current ETag.
+   */
+  async patchSource(id: string, actor: Actor, edits: SourceEdit[], precondition: { ifMatch?: string; expectedRevision?: number }): Promise<WriteResult> {
+    const { app } = await this.load(id, actor, "source:write");
+    const expected = expectedRevision(precondition.ifMatch, precondition.expectedRevision, app.revision, this.sourceUrl(id));
+    checkEditsSize(edits);
+    if (expected !== app.revision) throw this.revisionMismatch(id, expected, app.revision);
+    const current = await this.codeAt(id, app.revision);
+    if (current === null) throw new Error(`app ${id} has no source for its revision ${app.revision}`);
+    const prepared = prepareSource(applyEdits(current, edits));
+    assertSameManifestId(app, prepared.manifest);
+    const won = await this.db.transaction().execute((trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
+    if (!won) {
+      const latest = await this.mustFind(id);
+      throw this.revisionMismatch(id, expected, latest.revision);
+    }
+    return { app: await this.mustFind(id), warnings: prepared.warnings };
+  }
+
+  revisionMismatch(id: string, sent: number, current: number) {
+    return apiError(
+      "revision_mismatch",
+      `the source is at revision ${current}, not ${sent}; fetch it again and reapply your edits`,
+      { recovery: recovery.refetch(this.sourceUrl(id)), details: { currentRevision: current, etag: revisionEtag(current) } },
+      { headers: { ETag: revisionEtag(current) } },
+    );
+  }
+
+  private sourceUrl(id: string): string {
+    return `${uuidUrl(this.config.baseUrl, id)}/source`;
+  }
+
+  /** The code the app runs now: its current revision's source and manifest. Null if no such app. */
+  async activeCode(appId: string): Promise<ActiveCode | null> {
+    const app = await this.get(appId);
+    return app === null ? null : this.codeAt(appId, app.revision);
+  }
+
+  /** The source and manifest of one revision, or null when that revision is not kept. */
+  async codeAt(appId: string, revision: number): Promise<ActiveCode | null> {
+    return findVersion(this.db, appId, revision);
+  }
+
+  /** GET /app for a user: their apps newest first, `limit` per page, `cursor` from the last page. */
+  list(userId: string, limit: number, cursor: string | null): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
+    return listApps(this.db, userId, limit, cursor);
+  }
+
+  /** POST /app/{id}/claim: the signed-in `userId` takes the app by presenting its per-app token. */
+  async claim(id: string, userId: string, token: string): Promise<AppRecord> {
+    const app = await this.find(id);
+    return claimApp({ db: this.db, now: this.clock.now(), baseUrl: this.config.baseUrl, pairing: this.pairing }, app, userId, token);
+  }
+
+  /** Ids of unclaimed apps whose 7 days are over at `now`; the reaper removes them. */
+  async expiredUnclaimed(now: number, limit = 500): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom("apps")
+      .select("id")
+      .where("owner_user_id", "is", null)
+      .where("expires_at", "is not", null)
+      .where("expires_at", "<=", now)
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** PUT /app/{id}/icon: an explicit icon overrides the manifest's; null goes back to it. */
+  async setIcon(id: string, actor: Actor, icon: { emoji: string; bg: string } | null): Promise<AppRecord> {
+    await this.load(id, actor, "manage");
+    let override: Icon | null = null;
+    if (icon !== null) {
+      const problem = iconProblem(icon);
+      if (problem !== null) throw apiError("invalid_icon", problem);
+      override = normalizeIcon(icon).icon;
+    }
+    await this.db
+      .updateTable("apps")
+      .set({ icon_override: override === null ? null : JSON.stringify(override), updated_at: this.clock.now() })
+      .where("id", "=", id)
+      .execute();
+    return this.mustFind(id);
+  }
+
+  /** DELETE /app/{id} (owner). */
+  async delete(id: string, actor: Actor): Promise<void> {
+    await this.load(id, actor, "manage");
+    await this.deleteById(id);
+  }
+
+  /** Removes an app with every row it owns, then runs the delete hooks. No access check. */
+  async deleteById(id: string): Promise<boolean> {
+    const removed = await this.db.transaction().execute((trx) => deleteAppRows(trx, id));
+    if (removed) for (const hook of this.deleteHooks) await hook(id);
+    return removed;
+  }
+
+  async mustFind(id: string): Promise<AppRecord> {
+    const app = await findApp(this.db, id);
+    if (app === null) throw apiError("app_not_found", `no app ${id}`);
+    return app;
+  }
+}
+
+function assertSameManifestId(app: AppRecord, manifest: Manifest): void {
+  if (manifest.id === app.manifestId) return;
+  throw apiError("manifest_id_immutable", `this app's manifest id is "${app.manifestId}"; an update cannot change it to "${manifest.id}"`, {
+    recovery: recovery.rename(
+      `Keep manifest.id "${app.manifestId}" to update this app, or create a new app with POST /app to use "${manifest.id}".`,
+    ),
+  });
+}

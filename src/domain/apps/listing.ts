@@ -1,0 +1,43 @@
+import type { Kysely } from "kysely";
+import { apiError } from "../../errors/index.ts";
+import type { Database } from "../../store/index.ts";
+import type { AppRole } from "./access.ts";
+import { ownedPage, type AppRecord } from "./queries.ts";
+
+export const LIST_DEFAULT_LIMIT = 50;
+
+export interface ListedApp {
+  app: AppRecord;
+  role: AppRole;
+}
+
+/**
+ * GET /app: the user's apps newest first by creation (an upsert does not move a row), in
+ * keyset pages. The cursor is the (createdAt, id) of the last row, opaque to clients. Shares and
+ * teams add rows of other roles here.
+ */
+export async function listApps(db: Kysely<Database>, userId: string, limit: number, cursor: string | null): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
+  const after = cursor === null ? null : decodeCursor(cursor);
+  // One extra row tells whether another page exists without a count query.
+  const apps = await ownedPage(db, userId, limit + 1, after);
+  const page = apps.slice(0, limit);
+  const last = page.at(-1);
+  const nextCursor = apps.length > limit && last !== undefined ? encodeCursor(last.createdAt, last.id) : null;
+  return { rows: page.map((app) => ({ app, role: "owner" })), nextCursor };
+}
+
+function encodeCursor(createdAt: number, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id]), "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === "string") {
+      return { createdAt: value[0] as number, id: value[1] };
+    }
+  } catch {
+    // Falls through to the refusal below.
+  }
+  throw apiError("invalid_request", "cursor is not one this server issued; start again without it");
+}

@@ -1,0 +1,167 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../store/index.ts";
+import type { Icon } from "./icon.ts";
+import type { Manifest } from "./manifest-types.ts";
+import type { PreparedSource } from "./source.ts";
+
+/** An app as the rest of Brickyard sees it (no source; see `Apps.activeCode`). */
+export interface AppRecord {
+  id: string;
+  manifestId: string;
+  displayName: string;
+  /** Null while unclaimed. */
+  ownerUserId: string | null;
+  ownerHandle: string | null;
+  claimedAt: number | null;
+  /** Unclaimed apps: when the reaper removes them. */
+  expiresAt: number | null;
+  revision: number;
+  manifest: Manifest;
+  /** The icon to draw: the owner's PUT /icon override, else the manifest's, else null (brick). */
+  icon: Icon | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+type Db = Kysely<Database>;
+
+function selectApps(db: Db) {
+  return db
+    .selectFrom("apps")
+    .leftJoin("users", "users.id", "apps.owner_user_id")
+    .select([
+      "apps.id",
+      "apps.manifest_id",
+      "apps.display_name",
+      "apps.owner_user_id",
+      "apps.claimed_at",
+      "apps.expires_at",
+      "apps.revision",
+      "apps.manifest",
+      "apps.icon_override",
+      "apps.created_at",
+      "apps.updated_at",
+      "users.handle",
+    ]);
+}
+
+type AppRow = Awaited<ReturnType<ReturnType<typeof selectApps>["executeTakeFirstOrThrow"]>>;
+
+function toRecord(row: AppRow): AppRecord {
+  const manifest = JSON.parse(row.manifest) as Manifest;
+  const override = row.icon_override === null ? null : (JSON.parse(row.icon_override) as Icon);
+  return {
+    id: row.id,
+    manifestId: row.manifest_id,
+    displayName: row.display_name,
+    ownerUserId: row.owner_user_id,
+    ownerHandle: row.handle,
+    claimedAt: row.claimed_at === null ? null : Number(row.claimed_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    revision: Number(row.revision),
+    manifest,
+    icon: override ?? manifest.icon,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export async function findApp(db: Db, id: string): Promise<AppRecord | null> {
+  const row = await selectApps(db).where("apps.id", "=", id).executeTakeFirst();
+  return row === undefined ? null : toRecord(row);
+}
+
+export async function findOwnedByManifestId(db: Db, userId: string, manifestId: string): Promise<AppRecord | null> {
+  const row = await selectApps(db).where("apps.owner_user_id", "=", userId).where("apps.manifest_id", "=", manifestId).executeTakeFirst();
+  return row === undefined ? null : toRecord(row);
+}
+
+/** A page of the user's own apps, newest first, strictly after the keyset position `after`. */
+export async function ownedPage(db: Db, userId: string, limit: number, after: { createdAt: number; id: string } | null): Promise<AppRecord[]> {
+  let query = selectApps(db).where("apps.owner_user_id", "=", userId);
+  if (after !== null) {
+    query = query.where((eb) =>
+      eb.or([eb("apps.created_at", "<", after.createdAt), eb.and([eb("apps.created_at", "=", after.createdAt), eb("apps.id", "<", after.id)])]),
+    );
+  }
+  const rows = await query.orderBy("apps.created_at", "desc").orderBy("apps.id", "desc").limit(limit).execute();
+  return rows.map(toRecord);
+}
+
+export async function insertApp(
+  db: Db,
+  row: { id: string; ownerUserId: string | null; claimedAt: number | null; expiresAt: number | null; now: number; prepared: PreparedSource },
+): Promise<void> {
+  const manifest = JSON.stringify(row.prepared.manifest);
+  await db
+    .insertInto("apps")
+    .values({
+      id: row.id,
+      manifest_id: row.prepared.manifest.id,
+      display_name: row.prepared.manifest.displayName,
+      owner_user_id: row.ownerUserId,
+      claimed_at: row.claimedAt,
+      expires_at: row.expiresAt,
+      revision: 1,
+      manifest,
+      icon_override: null,
+      created_at: row.now,
+      updated_at: row.now,
+    })
+    .execute();
+  await insertVersion(db, row.id, 1, row.now, row.prepared, manifest);
+}
+
+/**
+ * Moves the app from `expected` to `expected + 1` and stores that revision's source. The
+ * conditional UPDATE is the concurrency guard on both dialects: of any number of writers that
+ * read the same revision, exactly one matches the row. Returns false when this one lost.
+ * Run it inside a transaction so the version row and the bump land together.
+ */
+export async function commitRevision(db: Db, id: string, expected: number, now: number, prepared: PreparedSource): Promise<boolean> {
+  const manifest = JSON.stringify(prepared.manifest);
+  const result = await db
+    .updateTable("apps")
+    .set({ revision: expected + 1, manifest, display_name: prepared.manifest.displayName, updated_at: now })
+    .where("id", "=", id)
+    .where("revision", "=", expected)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) return false;
+  await insertVersion(db, id, expected + 1, now, prepared, manifest);
+  return true;
+}
+
+async function insertVersion(db: Db, appId: string, revision: number, now: number, prepared: PreparedSource, manifest: string): Promise<void> {
+  await db
+    .insertInto("app_versions")
+    .values({
+      app_id: appId,
+      revision,
+      module: prepared.source.module,
+      ui: prepared.source.ui,
+      styles: prepared.source.styles,
+      manifest,
+      size_bytes: prepared.sizeBytes,
+      created_at: now,
+    })
+    .execute();
+}
+
+/** The source and manifest of one revision of an app, or null. */
+export async function findVersion(db: Db, appId: string, revision: number) {
+  const row = await db
+    .selectFrom("app_versions")
+    .select(["revision", "module", "ui", "styles", "manifest"])
+    .where("app_id", "=", appId)
+    .where("revision", "=", revision)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  return { revision: Number(row.revision), module: row.module, ui: row.ui, styles: row.styles, manifest: JSON.parse(row.manifest) as Manifest };
+}
+
+/** Removes the app and every row it owns: tokens have no foreign key, the rest cascade. */
+export async function deleteAppRows(db: Db, id: string): Promise<boolean> {
+  await db.deleteFrom("tokens").where("app_id", "=", id).execute();
+  const result = await db.deleteFrom("apps").where("id", "=", id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

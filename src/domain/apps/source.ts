@@ -1,0 +1,51 @@
+import { apiError, recovery, type ErrorKind, type ShrinkField } from "../../errors/index.ts";
+import { extractManifest } from "./manifest.ts";
+import type { Manifest } from "./manifest-types.ts";
+import { checkUiCalls } from "./ui-check.ts";
+import { validateManifest } from "./validate-manifest.ts";
+
+export const SOURCE_CAP_BYTES = 256 * 1024;
+
+/** The three source buckets of an app. */
+export interface SourceBundle {
+  module: string;
+  ui: string | null;
+  styles: string | null;
+}
+
+export interface PreparedSource {
+  source: SourceBundle;
+  manifest: Manifest;
+  /** Non-blocking feedback: icon problems, UI calls to undeclared operations. */
+  warnings: string[];
+  sizeBytes: number;
+}
+
+/**
+ * Everything a source write checks before it touches the store, in the order ARCHITECTURE.md's
+ * "Source write" flow gives: size caps, parse, literal manifest, manifest rules, UI check.
+ */
+export function prepareSource(source: SourceBundle): PreparedSource {
+  const moduleBytes = capped(source.module, "module", "module_too_large");
+  const uiBytes = source.ui === null ? 0 : capped(source.ui, "ui", "ui_too_large");
+  // The spec names no kind for oversized styles; the generic size refusal with a shrink hint fits.
+  const stylesBytes = source.styles === null ? 0 : capped(source.styles, "styles", "payload_too_large");
+  const { manifest, warnings } = validateManifest(extractManifest(source.module));
+  return {
+    source,
+    manifest,
+    warnings: [...warnings, ...checkUiCalls(source.ui, manifest)],
+    sizeBytes: moduleBytes + uiBytes + stylesBytes,
+  };
+}
+
+function capped(text: string, field: ShrinkField, kind: ErrorKind): number {
+  const size = Buffer.byteLength(text, "utf8");
+  if (size > SOURCE_CAP_BYTES) {
+    throw apiError(kind, `${field} is ${size} bytes; the cap is ${SOURCE_CAP_BYTES} bytes (256 KiB)`, {
+      limit: SOURCE_CAP_BYTES,
+      recovery: recovery.shrink(field, size, SOURCE_CAP_BYTES),
+    });
+  }
+  return size;
+}

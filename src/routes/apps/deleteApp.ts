@@ -1,0 +1,24 @@
+import type { AppContext } from "../../context.ts";
+import { principalOf } from "../../http/auth.ts";
+import { OkOnly, security } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+import { AppIdParams } from "./schemas.ts";
+
+export default function deleteApp(app: App, ctx: AppContext): void {
+  app.delete(
+    "/app/:id",
+    {
+      schema: {
+        tags: ["apps"],
+        summary: "Delete an app with its data, versions, tokens and everything else it owns (owner)",
+        security: security.user,
+        params: AppIdParams,
+        response: { 200: OkOnly },
+      },
+    },
+    async (request) => {
+      await ctx.apps.delete(request.params.id, await principalOf(ctx, request));
+      return { ok: true as const };
+    },
+  );
+}

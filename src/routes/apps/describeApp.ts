@@ -1,0 +1,68 @@
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import { canonicalUrl } from "../../domain/apps/urls.ts";
+import { principalOf } from "../../http/auth.ts";
+import { ok } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+import { AppIdParams, IconSchema } from "./schemas.ts";
+
+const Operation = Type.Object({
+  id: Type.String(),
+  title: Type.Union([Type.String(), Type.Null()]),
+  description: Type.Union([Type.String(), Type.Null()]),
+  access: Type.String({ enum: ["read", "write"] }),
+  input: Type.Union([Type.Unknown(), Type.Null()]),
+  output: Type.Union([Type.Unknown(), Type.Null()]),
+});
+
+export default function describeApp(app: App, ctx: AppContext): void {
+  app.get(
+    "/app/:id/describe",
+    {
+      schema: {
+        tags: ["apps"],
+        summary: "What the app is and which operations it offers, with their schemas",
+        security: [{}, { appToken: [] }, { userToken: [] }, { session: [] }],
+        params: AppIdParams,
+        response: {
+          200: ok({
+            id: Type.String({ format: "uuid" }),
+            manifestId: Type.String(),
+            name: Type.String(),
+            description: Type.Union([Type.String(), Type.Null()]),
+            icon: Type.Union([IconSchema, Type.Null()]),
+            iconUrl: Type.String({ format: "uri" }),
+            url: Type.String({ format: "uri" }),
+            revision: Type.Integer({ minimum: 0 }),
+            role: Type.String(),
+            operations: Type.Array(Operation),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { app: a, role } = await ctx.apps.load(request.params.id, await principalOf(ctx, request), "view");
+      return {
+        ok: true as const,
+        id: a.id,
+        manifestId: a.manifestId,
+        name: a.displayName,
+        description: a.manifest.description,
+        icon: a.icon,
+        iconUrl: `${ctx.config.baseUrl}/app/${a.id}/icon.svg`,
+        url: canonicalUrl(ctx.config.baseUrl, a),
+        revision: a.revision,
+        role,
+        // Viewers will see only `read` operations once shares exist; today every role sees all.
+        operations: Object.entries(a.manifest.routes).map(([id, r]) => ({
+          id,
+          title: r.title,
+          description: r.description,
+          access: r.access,
+          input: r.input,
+          output: r.output,
+        })),
+      };
+    },
+  );
+}

@@ -1,0 +1,29 @@
+import type { AppContext } from "../../context.ts";
+import { principalOf } from "../../http/auth.ts";
+import type { App } from "../../http/types.ts";
+import { revisionEtag } from "../../domain/apps/urls.ts";
+import { AppIdParams, UpdateBody, UpdateResponse } from "./schemas.ts";
+import { appView } from "./views.ts";
+
+export default function updateApp(app: App, ctx: AppContext): void {
+  app.put(
+    "/app/:id",
+    {
+      schema: {
+        tags: ["apps"],
+        summary: "Replace an app's source (a new revision); the manifest id cannot change",
+        security: [{ appToken: [] }, { userToken: [] }, { session: [] }],
+        params: AppIdParams,
+        body: UpdateBody,
+        response: { 200: UpdateResponse },
+      },
+    },
+    async (request, reply) => {
+      const actor = await principalOf(ctx, request);
+      const { module, ui, styles } = request.body;
+      const result = await ctx.apps.update(request.params.id, actor, { module, ui: ui ?? null, styles: styles ?? null });
+      void reply.header("ETag", revisionEtag(result.app.revision));
+      return appView(ctx.config.baseUrl, result.app, result.warnings);
+    },
+  );
+}

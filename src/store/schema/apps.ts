@@ -1,0 +1,23 @@
+/**
+ * One row per app: who owns it, its current revision and the validated manifest of that
+ * revision. The source of every revision lives in `app_versions`.
+ */
+export interface AppsTable {
+  id: string;
+  /** `manifest.id`; unique per owner (partial unique index over claimed rows). */
+  manifest_id: string;
+  display_name: string;
+  /** Null while the app is unclaimed (anonymous); the claiming or creating user otherwise. */
+  owner_user_id: string | null;
+  claimed_at: number | null;
+  /** Unclaimed apps only: when the reaper removes it (creation + 7 days); null once owned. */
+  expires_at: number | null;
+  /** Server-owned source revision: 1 at creation, +1 per successful source write. */
+  revision: number;
+  /** JSON of the normalized manifest of the current revision (see domain/apps/manifest-types.ts). */
+  manifest: string;
+  /** JSON `{emoji, bg}` set through PUT /app/{id}/icon; wins over the manifest's icon. */
+  icon_override: string | null;
+  created_at: number;
+  updated_at: number;
+}
