@@ -1,3 +1,5 @@
+import type { ActivityCountsTable, ActivityEventsTable } from "./activity.ts";
+import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-storage.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -7,6 +9,11 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   tokens: TokensTable;
+  app_kv: AppKvTable;
+  app_blobs: AppBlobsTable;
+  app_storage_usage: AppStorageUsageTable;
+  activity_events: ActivityEventsTable;
+  activity_counts: ActivityCountsTable;
 }
 
-export type { SessionsTable, TokensTable, UsersTable };
+export type { ActivityCountsTable, ActivityEventsTable, AppBlobsTable, AppKvTable, AppStorageUsageTable, SessionsTable, TokensTable, UsersTable };
