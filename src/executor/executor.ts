@@ -90,6 +90,11 @@ export class Executor {
     return executor;
   }
 
+  /** The internal API's socket (tests probe it directly to prove what it refuses). */
+  get internalSocketPath(): string {
+    return join(this.dir, "internal.sock");
+  }
+
   invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
     return this.pool.invoke(call);
   }
