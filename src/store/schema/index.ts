@@ -1,3 +1,5 @@
+import type { ActivityCountsTable, ActivityEventsTable } from "./activity.ts";
+import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-storage.ts";
 import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { LeasesTable } from "./leases.ts";
@@ -13,8 +15,26 @@ export interface Database {
   tokens: TokensTable;
   apps: AppsTable;
   app_versions: AppVersionsTable;
+  app_kv: AppKvTable;
+  app_blobs: AppBlobsTable;
+  app_storage_usage: AppStorageUsageTable;
+  activity_events: ActivityEventsTable;
+  activity_counts: ActivityCountsTable;
   secrets: SecretsTable;
   leases: LeasesTable;
 }
 
-export type { AppVersionsTable, AppsTable, LeasesTable, SecretsTable, SessionsTable, TokensTable, UsersTable };
+export type {
+  ActivityCountsTable,
+  ActivityEventsTable,
+  AppBlobsTable,
+  AppKvTable,
+  AppStorageUsageTable,
+  AppVersionsTable,
+  AppsTable,
+  LeasesTable,
+  SecretsTable,
+  SessionsTable,
+  TokensTable,
+  UsersTable,
+};

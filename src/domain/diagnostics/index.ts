@@ -1,0 +1,2 @@
+export { Activity, ACTIVITY_KINDS, parseActivityQuery, redact, type ActivityEvent, type ActivityKind, type ActivityQuery } from "./activity.ts";
+export { DiagRing, DIAG_CAPACITY, type DiagEntry } from "./diag-ring.ts";

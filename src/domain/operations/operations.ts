@@ -1,0 +1,155 @@
+import { SECOND, type Clock } from "../../config/clock.ts";
+import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
+import type { Executor } from "../../executor/executor.ts";
+import { capabilitiesOf, ExecutorFault, type ExecutorOutcome, type RouteSpec } from "../../executor/types.ts";
+import type { Activity, DiagRing } from "../diagnostics/index.ts";
+import { RunCeilings } from "./ceilings.ts";
+import { inputError, RouteSchemas } from "./schemas.ts";
+
+export type Role = "owner" | "collaborator" | "end-user" | "viewer" | "team-admin" | "team-member" | "app" | "visitor";
+export type Trigger = "http" | "routine" | "webhook" | "agent";
+
+/** The parts of an app's active revision an op call needs; the apps service supplies them. */
+export interface AppRecord {
+  id: string;
+  revision: number;
+  manifest: { routes?: Record<string, RouteSpec>; capabilities?: { imports?: string[] } };
+  /** The owner's plan (a team's for team apps); sets the run ceilings. Default free. */
+  plan?: Plan;
+  /** Changes when the app's secrets change (issue 5); part of the isolate's identity. */
+  secretsVersion?: number;
+}
+
+export interface OperationCall {
+  app: AppRecord;
+  role: Role;
+  op: string;
+  /** The parsed JSON body; undefined for an empty body. */
+  input: unknown;
+  trigger: Trigger;
+  userId: string | null;
+  /** Extra `x-svc-*` headers for the app (`x-svc-webhook` on deliveries). */
+  headers?: Record<string, string>;
+}
+
+export const OPERATION_DEADLINE_MS = 30 * SECOND;
+
+/**
+ * Runs one declared operation of an app (DECISIONS §4): route lookup, role check, input
+ * validation, run ceilings, the executor call under a deadline, and the mapping of what the
+ * app answered onto the spec's envelope, with diag and activity records on failure.
+ */
+export class Operations {
+  private readonly schemas = new RouteSchemas();
+  private readonly ceilings: RunCeilings;
+
+  constructor(
+    private readonly executor: Executor,
+    private readonly diag: DiagRing,
+    private readonly activity: Activity,
+    clock: Clock,
+    private readonly baseUrl: string,
+    private readonly deadlineMs = OPERATION_DEADLINE_MS,
+  ) {
+    this.ceilings = new RunCeilings(clock);
+  }
+
+  /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */
+  async call(c: OperationCall): Promise<unknown> {
+    const { app, op } = c;
+    const routes = app.manifest.routes ?? {};
+    const route = Object.hasOwn(routes, op) ? routes[op] : undefined;
+    if (route === undefined) throw apiError("unknown_operation", `this app declares no operation "${op}"`);
+    const access = route.access === "read" ? "read" : "write";
+    if (c.role === "viewer" && access !== "read") throw apiError("forbidden", `viewers may call only read operations; "${op}" is a write operation`);
+
+    const input = c.input === undefined || c.input === null ? {} : c.input;
+    if (typeof input !== "object" || Array.isArray(input)) throw apiError("invalid_input", "the input must be a JSON object");
+    const validate = this.schemas.get(`${app.id}:${app.revision}:${op}:in`, route.input);
+    if (validate !== null && !validate(input)) inputError(validate.errors ?? []);
+
+    const release = this.ceilings.acquire(app.id, app.plan ?? "free", `${this.baseUrl}/app/${app.id}/api/${encodeURIComponent(op)}`);
+    const caps = capabilitiesOf(app.manifest.capabilities?.imports);
+    const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, op, access, caps: new Set(caps) });
+    let outcome: ExecutorOutcome;
+    try {
+      outcome = await this.executor.invoke({
+        appId: app.id,
+        revision: app.revision,
+        secretsVersion: app.secretsVersion ?? 0,
+        caps,
+        op,
+        headers: {
+          ...c.headers,
+          "x-svc-op": op,
+          "x-svc-trigger": c.trigger,
+          "x-svc-role": c.role,
+          ...(c.userId === null ? {} : { "x-svc-user": c.userId }),
+          "x-svc-invocation": invocation.id,
+        },
+        body: JSON.stringify(input),
+        signal: AbortSignal.timeout(this.deadlineMs),
+      });
+    } catch (error) {
+      if (error instanceof ExecutorFault) throw executorError(error);
+      throw error;
+    } finally {
+      this.executor.invocations.end(invocation.id);
+      release();
+    }
+    return this.result(c, route, outcome, invocation.refusal);
+  }
+
+  private async result(c: OperationCall, route: RouteSpec, outcome: ExecutorOutcome, refusal: ApiError | null): Promise<unknown> {
+    const { app, op } = c;
+    // A write from a read op is a contract error of the route: it wins whatever the app did next.
+    if (refusal?.kind === "forbidden_write") throw refusal;
+    const envelope = outcome.kind === "response" ? parseEnvelope(outcome.body) : null;
+    if (envelope === null) {
+      // A binding refusal the app let escape: the caller sees the refusal, not a generic throw.
+      if (refusal !== null && outcome.kind === "threw") throw refusal;
+      const message = outcome.kind === "threw" ? outcome.message : `the operation answered ${outcome.status} without a result envelope`;
+      this.diag.pushError(app.id, message, outcome.kind === "threw" ? outcome.stack : "");
+      await this.activity.record(app.id, "api_proxy_result", app.revision, `${op}: ${message}`, {
+        op,
+        trigger: c.trigger,
+        outcome: outcome.kind === "threw" ? "threw" : "bad_envelope",
+        message,
+      });
+      throw apiError("operation_failed", message, {}, { status: 500 });
+    }
+    if (!envelope.ok) throw apiError("operation_failed", envelope.message);
+    const validate = this.schemas.get(`${app.id}:${app.revision}:${op}:out`, route.output);
+    if (validate !== null && !validate(envelope.value)) {
+      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`);
+      await this.activity.record(app.id, "contract_validation", app.revision, `${op}: output does not match its schema`, {
+        op,
+        direction: "output",
+        problems: problems.join("; "),
+      });
+      throw apiError("invalid_output", `the operation's result does not match its output schema: ${problems.join("; ")}`, { details: { errors: problems } });
+    }
+    return envelope.value;
+  }
+}
+
+function parseEnvelope(body: string): { ok: true; value: unknown } | { ok: false; message: string } | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== "object" || parsed === null) return null;
+  const env = parsed as { ok?: unknown; value?: unknown; error?: { message?: unknown } };
+  if (env.ok === true) return { ok: true, value: env.value ?? null };
+  if (env.ok === false) {
+    const message = typeof env.error?.message === "string" ? env.error.message : "the operation failed";
+    return { ok: false, message };
+  }
+  return null;
+}
+
+function executorError(fault: ExecutorFault): ApiError {
+  return apiError("executor_error", fault.message, { details: { execution: fault.execution, reason: fault.reason } });
+}

@@ -1,0 +1,139 @@
+import { sql, type Transaction } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { lockUsageRow, type Database, type Store } from "../../store/index.ts";
+import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+
+type ValueTable = "app_kv" | "app_blobs";
+
+export interface StoredBlob {
+  data: Buffer;
+  contentType: string;
+  size: number;
+}
+
+/**
+ * An app's KV values and blobs (DECISIONS §4). Both share the 10 MiB value cap and the 100 MiB
+ * app cap; every write runs in one transaction under the app's usage-row lock, so no pair of
+ * concurrent writes can pass the cap together and the running total stays exact.
+ */
+export class AppStorage {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async kvGet(appId: string, key: string): Promise<string | null> {
+    const row = await this.store.db.selectFrom("app_kv").select("value").where("app_id", "=", appId).where("key", "=", checkKey(key)).executeTakeFirst();
+    return row?.value ?? null;
+  }
+
+  /** `json` is the value as the binding serialized it; its byte length is what counts. */
+  async kvSet(appId: string, key: string, json: string): Promise<void> {
+    checkKey(key);
+    const size = Buffer.byteLength(json);
+    checkValueSize(size);
+    await this.write("app_kv", appId, key, size, async (trx) => {
+      const now = this.clock.now();
+      await trx
+        .insertInto("app_kv")
+        .values({ app_id: appId, key, value: json, size, updated_at: now })
+        .onConflict((oc) => oc.columns(["app_id", "key"]).doUpdateSet({ value: json, size, updated_at: now }))
+        .execute();
+    });
+  }
+
+  async kvDelete(appId: string, key: string): Promise<boolean> {
+    return this.remove("app_kv", appId, checkKey(key));
+  }
+
+  async kvList(appId: string, options: ListOptions): Promise<ListPage> {
+    return this.list("app_kv", appId, options);
+  }
+
+  async blobPut(appId: string, key: string, data: Buffer, contentType: string): Promise<void> {
+    checkKey(key);
+    checkValueSize(data.length);
+    await this.write("app_blobs", appId, key, data.length, async (trx) => {
+      const now = this.clock.now();
+      await trx
+        .insertInto("app_blobs")
+        .values({ app_id: appId, key, data, content_type: contentType, size: data.length, updated_at: now })
+        .onConflict((oc) => oc.columns(["app_id", "key"]).doUpdateSet({ data, content_type: contentType, size: data.length, updated_at: now }))
+        .execute();
+    });
+  }
+
+  async blobGet(appId: string, key: string): Promise<StoredBlob | null> {
+    const row = await this.store.db
+      .selectFrom("app_blobs")
+      .select(["data", "content_type", "size"])
+      .where("app_id", "=", appId)
+      .where("key", "=", checkKey(key))
+      .executeTakeFirst();
+    return row === undefined ? null : { data: Buffer.from(row.data), contentType: row.content_type, size: Number(row.size) };
+  }
+
+  async blobDelete(appId: string, key: string): Promise<boolean> {
+    return this.remove("app_blobs", appId, checkKey(key));
+  }
+
+  async blobList(appId: string, options: ListOptions): Promise<ListPage> {
+    return this.list("app_blobs", appId, options);
+  }
+
+  /** Bytes the app's values take, from the running counter. */
+  async usage(appId: string): Promise<number> {
+    const row = await this.store.db.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).executeTakeFirst();
+    return row === undefined ? 0 : Number(row.bytes);
+  }
+
+  /** Removes every value of an app (app deletion). */
+  async dropApp(appId: string): Promise<void> {
+    await this.store.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom("app_kv").where("app_id", "=", appId).execute();
+      await trx.deleteFrom("app_blobs").where("app_id", "=", appId).execute();
+      await trx.deleteFrom("app_storage_usage").where("app_id", "=", appId).execute();
+    });
+  }
+
+  private async write(table: ValueTable, appId: string, key: string, size: number, upsert: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
+    await this.store.db.transaction().execute(async (trx) => {
+      const used = await lockUsageRow(trx, this.store.dialect, appId);
+      const old = await trx.selectFrom(table).select("size").where("app_id", "=", appId).where("key", "=", key).executeTakeFirst();
+      const freed = old === undefined ? 0 : Number(old.size);
+      if (used - freed + size > APP_CAP_BYTES) storageFull(used, size, freed);
+      await trx
+        .updateTable("app_storage_usage")
+        .set({ bytes: sql<number>`bytes + ${size - freed}` })
+        .where("app_id", "=", appId)
+        .execute();
+      await upsert(trx);
+    });
+  }
+
+  private async remove(table: ValueTable, appId: string, key: string): Promise<boolean> {
+    return this.store.db.transaction().execute(async (trx) => {
+      await lockUsageRow(trx, this.store.dialect, appId);
+      const old = await trx.deleteFrom(table).where("app_id", "=", appId).where("key", "=", key).returning("size").executeTakeFirst();
+      if (old === undefined) return false;
+      await trx
+        .updateTable("app_storage_usage")
+        .set({ bytes: sql<number>`bytes - ${Number(old.size)}` })
+        .where("app_id", "=", appId)
+        .execute();
+      return true;
+    });
+  }
+
+  private async list(table: ValueTable, appId: string, options: ListOptions): Promise<ListPage> {
+    const { prefix, limit, after } = parseList(options);
+    let query = this.store.db.selectFrom(table).select(["key", "size"]).where("app_id", "=", appId);
+    // substr rather than LIKE: keys may hold % and _, and both dialects agree on substr.
+    if (prefix !== "") query = query.where(sql<string>`substr(key, 1, ${prefix.length})`, "=", prefix);
+    if (after !== null) query = query.where("key", ">", after);
+    const rows = await query.orderBy("key").limit(limit + 1).execute();
+    const page = rows.slice(0, limit).map((r) => ({ key: r.key, size: Number(r.size) }));
+    const last = page[page.length - 1];
+    return { keys: page, cursor: rows.length > limit && last !== undefined ? encodeCursor(last.key) : null };
+  }
+}

@@ -1,0 +1,111 @@
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Clock } from "../config/clock.ts";
+import { CodeCache } from "./internal-api/code-cache.ts";
+import type { LogSink, StorageBackend } from "./internal-api/backends.ts";
+import { InternalApi } from "./internal-api/server.ts";
+import { Invocations } from "./invocations.ts";
+import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
+import { Quarantine } from "./quarantine.ts";
+import type { CodeSource, ExecutorCall, ExecutorOutcome } from "./types.ts";
+
+export interface ExecutorOptions {
+  /** DATA_DIR; the executor makes a private 0700 directory inside it for config and sockets. */
+  dataDir: string;
+  /** EXECUTORS: number of workerd processes. */
+  processes: number;
+  code: CodeSource;
+  storage: StorageBackend;
+  log: LogSink;
+  clock: Clock;
+  tuning?: Partial<ExecutorTuning>;
+  onEvent?: (event: PoolEvent) => void;
+}
+
+/** Knobs with production defaults; tests shorten the timers. */
+export interface ExecutorTuning {
+  compatibilityDate: string;
+  maxOldSpaceMb: number;
+  startupTimeoutMs: number;
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+  quarantineMs: number;
+  maxIsolatesPerProcess: number;
+  isolateIdleMs: number;
+  rssHighWaterBytes: number;
+  drainMs: number;
+}
+
+export const DEFAULT_TUNING: ExecutorTuning = {
+  compatibilityDate: "2025-09-01",
+  maxOldSpaceMb: 256,
+  startupTimeoutMs: 15_000,
+  pingIntervalMs: 1_000,
+  // A call may hold the thread this long before its process counts as hung and is killed.
+  pingTimeoutMs: 3_000,
+  quarantineMs: 5 * 60_000,
+  // ~1.5 MiB per isolate: 300 keeps a process near 500 MiB.
+  maxIsolatesPerProcess: 300,
+  isolateIdleMs: 10 * 60_000,
+  rssHighWaterBytes: 1024 * 1024 * 1024,
+  drainMs: 35_000,
+};
+
+const WORKERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "workers");
+
+/**
+ * The executor as the rest of Brickyard sees it: the internal API, the invocation registry and
+ * the pool of workerd processes, started and stopped together.
+ */
+export class Executor {
+  private constructor(
+    readonly invocations: Invocations,
+    readonly pool: ExecutorPool,
+    private readonly api: InternalApi,
+    private readonly dir: string,
+  ) {}
+
+  static async start(o: ExecutorOptions): Promise<Executor> {
+    const tuning = { ...DEFAULT_TUNING, ...o.tuning };
+    // Sockets live in a directory only this user can enter: workerd reaches the internal API
+    // through it and nothing else on the machine should.
+    const dir = mkdtempSync(join(o.dataDir, "executor-"));
+    chmodSync(dir, 0o700);
+    for (const file of ["supervisor.worker.js", "app-shim.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
+    const internalSocketPath = join(dir, "internal.sock");
+    const invocations = new Invocations();
+    const api = new InternalApi(internalSocketPath, { invocations, code: new CodeCache(o.code), storage: o.storage, log: o.log });
+    const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes };
+    const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs));
+    if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
+    const executor = new Executor(invocations, pool, api, dir);
+    try {
+      await api.listen();
+      await pool.start();
+    } catch (error) {
+      await executor.close();
+      throw error;
+    }
+    return executor;
+  }
+
+  /** The internal API's socket (tests probe it directly to prove what it refuses). */
+  get internalSocketPath(): string {
+    return join(this.dir, "internal.sock");
+  }
+
+  invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
+    return this.pool.invoke(call);
+  }
+
+  healthy(): boolean {
+    return this.pool.healthy();
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    await this.api.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,37 @@
+import { randomBytes } from "node:crypto";
+import type { ApiError } from "../errors/index.ts";
+import type { Capability } from "./types.ts";
+
+/** One op call in flight: what the internal API trusts instead of anything app code says. */
+export interface Invocation {
+  id: string;
+  appId: string;
+  revision: number;
+  op: string;
+  access: "read" | "write";
+  caps: ReadonlySet<Capability>;
+  /** The first refusal a binding met (a write from a read op, a cap); surfaced if the op fails. */
+  refusal: ApiError | null;
+}
+
+/**
+ * Invocation ids minted by the control plane. They are 144-bit random, live only while their
+ * call runs, and are the only thing the internal API accepts to name an app.
+ */
+export class Invocations {
+  private readonly live = new Map<string, Invocation>();
+
+  mint(fields: Omit<Invocation, "id" | "refusal">): Invocation {
+    const invocation: Invocation = { ...fields, id: randomBytes(18).toString("base64url"), refusal: null };
+    this.live.set(invocation.id, invocation);
+    return invocation;
+  }
+
+  get(id: string | undefined): Invocation | undefined {
+    return id === undefined ? undefined : this.live.get(id);
+  }
+
+  end(id: string): void {
+    this.live.delete(id);
+  }
+}

@@ -1,0 +1,270 @@
+import type { Clock } from "../config/clock.ts";
+import { IsolateTable } from "./isolates.ts";
+import { WorkerdProcess, type ProcessOptions } from "./process.ts";
+import type { Quarantine } from "./quarantine.ts";
+import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason } from "./types.ts";
+
+export interface PoolOptions extends Omit<ProcessOptions, "name"> {
+  size: number;
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+  maxIsolatesPerProcess: number;
+  isolateIdleMs: number;
+  rssHighWaterBytes: number;
+  /** How long a recycled process may finish its calls before it is killed anyway. */
+  drainMs: number;
+}
+
+export type PoolEvent =
+  | { type: "fault"; slot: number; reason: FaultReason; culprit: string | null; failedCalls: number }
+  | { type: "recycle"; slot: number; rssBytes: number }
+  | { type: "start_failed"; slot: number; error: unknown };
+
+interface Inflight {
+  appId: string;
+  startedAt: number;
+  abort: AbortController;
+}
+
+/** A live process and what the pool knows about it. */
+interface Member {
+  proc: WorkerdProcess;
+  inflight: Set<Inflight>;
+  isolates: IsolateTable;
+  faulted: boolean;
+  retiring: boolean;
+  pinging: boolean;
+}
+
+interface Slot {
+  index: number;
+  starts: number;
+  current: Member | null;
+  starting: Promise<Member> | null;
+  recycling: boolean;
+}
+
+/**
+ * N workerd processes; each app is routed to one by a stable hash of its id. A watchdog pings
+ * every process: one that stops answering or exits is killed and restarted, its in-flight calls
+ * fail, and the app whose call was running longest is quarantined as the likely culprit.
+ */
+export class ExecutorPool {
+  private readonly slots: Slot[];
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  onEvent: (event: PoolEvent) => void = () => undefined;
+
+  constructor(
+    private readonly o: PoolOptions,
+    private readonly clock: Clock,
+    private readonly quarantine: Quarantine,
+  ) {
+    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false }));
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => this.ensure(slot)));
+    this.timer = setInterval(() => this.tick(), this.o.pingIntervalMs);
+    this.timer.unref();
+  }
+
+  /** True when every slot has a live process. */
+  healthy(): boolean {
+    return !this.closed && this.slots.every((s) => s.current !== null && !s.current.faulted);
+  }
+
+  async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
+    if (this.closed) throw new ExecutorFault("shutting_down", "not_started", "the executor is shutting down");
+    const left = this.quarantine.remaining(call.appId);
+    if (left > 0) {
+      throw new ExecutorFault("quarantined", "not_started", `this app took an executor down and is quarantined for ${Math.ceil(left / 1000)} s more`);
+    }
+    const slot = this.slotFor(call.appId);
+    let member: Member;
+    try {
+      member = await this.ensure(slot);
+    } catch {
+      throw new ExecutorFault("unavailable", "not_started", "no executor process is available");
+    }
+    const key = `${call.appId}:${call.revision}:${call.secretsVersion}`;
+    await member.isolates.evicting.get(key);
+    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), abort: new AbortController() };
+    member.inflight.add(entry);
+    member.isolates.begin(key, entry.startedAt);
+    if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(member, this.o.maxIsolatesPerProcess, 0);
+    const signal = call.signal === undefined ? entry.abort.signal : AbortSignal.any([entry.abort.signal, call.signal]);
+    try {
+      const res = await member.proc.request("/run", {
+        headers: { ...call.headers, "x-by-key": key, "x-by-caps": call.caps.join(","), "content-type": "application/json" },
+        body: call.body,
+        signal,
+      });
+      return toOutcome(res.status, res.headers, res.body);
+    } catch (error) {
+      const reason: unknown = entry.abort.signal.reason;
+      if (reason instanceof ExecutorFault) throw reason;
+      if (call.signal?.aborted === true) throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
+      throw new ExecutorFault("crashed", "may_have_run", `the executor connection failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      member.inflight.delete(entry);
+      member.isolates.end(key);
+      if (member.retiring && member.inflight.size === 0) member.proc.kill();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    const members = await Promise.all(this.slots.map((s) => s.starting?.catch(() => null) ?? Promise.resolve(s.current)));
+    await Promise.all(
+      members.map(async (m) => {
+        if (m === null) return;
+        this.failAll(m, new ExecutorFault("shutting_down", "may_have_run", "the executor is shutting down"));
+        m.proc.kill();
+        await m.proc.waitForExit();
+      }),
+    );
+  }
+
+  /** Total RSS of the live processes, for tests and the density bound. */
+  rssBytes(): number {
+    return this.slots.reduce((sum, s) => sum + (s.current?.proc.rssBytes() ?? 0), 0);
+  }
+
+  /** The live process of a slot (tests kill it to prove restarts). */
+  processOf(appId: string): WorkerdProcess | null {
+    return this.slotFor(appId).current?.proc ?? null;
+  }
+
+  private slotFor(appId: string): Slot {
+    const slot = this.slots[fnv1a(appId) % this.slots.length];
+    if (slot === undefined) throw new Error("pool has no slots");
+    return slot;
+  }
+
+  private ensure(slot: Slot): Promise<Member> {
+    if (slot.current !== null && !slot.current.faulted) return Promise.resolve(slot.current);
+    slot.starting ??= this.spawn(slot).then(
+      (member) => {
+        slot.current = member;
+        slot.starting = null;
+        return member;
+      },
+      (error: unknown) => {
+        slot.starting = null;
+        this.onEvent({ type: "start_failed", slot: slot.index, error });
+        throw error;
+      },
+    );
+    return slot.starting;
+  }
+
+  private async spawn(slot: Slot): Promise<Member> {
+    slot.starts += 1;
+    const proc = await WorkerdProcess.start({ ...this.o, name: `exec-${slot.index}-${slot.starts}` });
+    const member: Member = { proc, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false };
+    proc.onExit = () => {
+      if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
+    };
+    if (this.closed) proc.kill();
+    return member;
+  }
+
+  /** Kill, fail in-flight calls, quarantine the likely culprit, restart. */
+  private fault(slot: Slot, member: Member, reason: FaultReason): void {
+    if (member.faulted) return;
+    member.faulted = true;
+    let culprit: Inflight | null = null;
+    for (const entry of member.inflight) if (culprit === null || entry.startedAt < culprit.startedAt) culprit = entry;
+    if (culprit !== null) this.quarantine.add(culprit.appId);
+    const failed = member.inflight.size;
+    this.failAll(member, new ExecutorFault(reason, "may_have_run", reason === "hung" ? "the executor stopped answering (a call ran away) and was restarted" : "the executor process died and was restarted"));
+    member.proc.kill();
+    this.onEvent({ type: "fault", slot: slot.index, reason, culprit: culprit?.appId ?? null, failedCalls: failed });
+    if (slot.current === member) slot.current = null;
+    if (!this.closed) void this.ensure(slot).catch(() => undefined);
+  }
+
+  private failAll(member: Member, fault: ExecutorFault): void {
+    for (const entry of member.inflight) entry.abort.abort(fault);
+  }
+
+  private tick(): void {
+    const now = this.clock.now();
+    for (const slot of this.slots) {
+      const member = slot.current;
+      if (member === null || member.faulted || member.pinging) continue;
+      member.pinging = true;
+      void member.proc.ping(this.o.pingTimeoutMs).then((ok) => {
+        member.pinging = false;
+        if (!ok && !member.faulted && !member.proc.exited) this.fault(slot, member, "hung");
+      });
+      this.evict(member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs);
+      const rss = member.proc.rssBytes();
+      if (rss !== null && rss > this.o.rssHighWaterBytes) this.recycle(slot, rss);
+    }
+  }
+
+  private evict(member: Member, capacity: number, idleBefore: number): void {
+    for (const key of member.isolates.victims(capacity, idleBefore)) {
+      const done = member.proc
+        .request("/__brickyard/evict", { headers: { "x-by-key": key }, signal: AbortSignal.timeout(this.o.pingTimeoutMs) })
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => {
+          member.isolates.evicting.delete(key);
+          member.isolates.forget(key);
+        });
+      member.isolates.evicting.set(key, done);
+    }
+  }
+
+  /** Past the RSS high-water mark: route new calls to a fresh process, let the old one drain. */
+  private recycle(slot: Slot, rss: number): void {
+    if (slot.recycling || slot.current === null) return;
+    slot.recycling = true;
+    this.onEvent({ type: "recycle", slot: slot.index, rssBytes: rss });
+    this.spawn(slot).then(
+      (fresh) => {
+        const old = slot.current;
+        slot.current = fresh;
+        slot.recycling = false;
+        if (old === null) return;
+        old.retiring = true;
+        if (old.inflight.size === 0) old.proc.kill();
+        else setTimeout(() => old.proc.kill(), this.o.drainMs).unref();
+      },
+      (error: unknown) => {
+        slot.recycling = false;
+        this.onEvent({ type: "start_failed", slot: slot.index, error });
+      },
+    );
+  }
+}
+
+function toOutcome(status: number, headers: Record<string, string | string[] | undefined>, body: string): ExecutorOutcome {
+  if (headers["x-by-outcome"] === "threw") {
+    try {
+      const parsed = JSON.parse(body) as { message?: unknown; stack?: unknown };
+      const message = typeof parsed.message === "string" ? parsed.message : "the operation threw";
+      return { kind: "threw", message, stack: typeof parsed.stack === "string" ? parsed.stack : "" };
+    } catch {
+      return { kind: "threw", message: "the operation threw", stack: "" };
+    }
+  }
+  const contentType = headers["content-type"];
+  return { kind: "response", status, contentType: typeof contentType === "string" ? contentType : "", body };
+}
+
+/** FNV-1a: stable across processes and restarts, unlike anything keyed on object identity. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}

@@ -1,0 +1,197 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { Agent, request } from "undici";
+import { renderConfig, workerdBinary } from "./workerd-config.ts";
+
+export type StartupFailure = "address_in_use" | "config_invalid" | "exited" | "timeout";
+
+/** workerd did not come up; `stderr` holds its last words for the operator. */
+export class WorkerdStartupError extends Error {
+  constructor(
+    readonly failure: StartupFailure,
+    message: string,
+    readonly stderr: string,
+  ) {
+    super(message);
+    this.name = "WorkerdStartupError";
+  }
+}
+
+export interface ProcessOptions {
+  /** Private (0700) directory holding the config, the workers and the sockets. */
+  dir: string;
+  /** Unique per process, e.g. `exec-0-3` (slot 0, third start). */
+  name: string;
+  internalSocketPath: string;
+  compatibilityDate: string;
+  maxOldSpaceMb: number;
+  startupTimeoutMs: number;
+}
+
+export interface WorkerdResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+const STDERR_TAIL = 16 * 1024;
+
+/**
+ * One workerd child process serving the supervisor worker on a unix socket, driven as explicit
+ * steps: write config → spawn → wait for the control fd's "listen" raced against exit and a
+ * timeout → serve over a keep-alive undici Agent → SIGKILL on dispose.
+ */
+export class WorkerdProcess {
+  readonly socketPath: string;
+  private readonly agent: Agent;
+  private stderrTail = "";
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private readonly exitWaiters: (() => void)[] = [];
+  /** Called once when the process exits for any reason. */
+  onExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    socketPath: string,
+  ) {
+    this.socketPath = socketPath;
+    this.agent = new Agent({ connect: { socketPath }, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL);
+    });
+    child.once("exit", (code, signal) => {
+      this.exitInfo = { code, signal };
+      this.onExit(code, signal);
+      for (const waiter of this.exitWaiters.splice(0)) waiter();
+    });
+  }
+
+  static async start(o: ProcessOptions): Promise<WorkerdProcess> {
+    const socketPath = join(o.dir, `${o.name}.sock`);
+    const configPath = join(o.dir, `${o.name}.capnp`);
+    writeFileSync(
+      configPath,
+      renderConfig({
+        socketPath,
+        internalSocketPath: o.internalSocketPath,
+        supervisorFile: "supervisor.worker.js",
+        shimFile: "app-shim.worker.js",
+        compatibilityDate: o.compatibilityDate,
+        maxOldSpaceMb: o.maxOldSpaceMb,
+      }),
+      { mode: 0o600 },
+    );
+    // fd 3 is workerd's control channel: it writes one JSON line per socket once it listens.
+    const child = spawn(workerdBinary(), ["serve", "--experimental", "--control-fd=3", configPath], {
+      stdio: ["ignore", "ignore", "pipe", "pipe"],
+    });
+    const proc = new WorkerdProcess(child, socketPath);
+    try {
+      await proc.waitForListen(child.stdio[3] as Readable, o.startupTimeoutMs);
+    } catch (error) {
+      proc.kill();
+      throw error;
+    }
+    return proc;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get exited(): boolean {
+    return this.exitInfo !== null;
+  }
+
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  async request(path: string, init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; signal?: AbortSignal }): Promise<WorkerdResponse> {
+    const res = await request(`http://workerd${path}`, {
+      dispatcher: this.agent,
+      method: init.method ?? "POST",
+      headers: init.headers,
+      body: init.body,
+      signal: init.signal,
+    });
+    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
+  }
+
+  /** True when the supervisor answers within `timeoutMs`; a busy-looping isolate blocks it. */
+  async ping(timeoutMs: number): Promise<boolean> {
+    try {
+      const res = await this.request("/__brickyard/ping", { method: "GET", signal: AbortSignal.timeout(timeoutMs) });
+      return res.status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Resident set size from /proc (Linux); null where that is not available. */
+  rssBytes(): number | null {
+    if (this.child.pid === undefined || this.exited) return null;
+    try {
+      const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${this.child.pid}/status`, "utf8"));
+      return match?.[1] === undefined ? null : Number(match[1]) * 1024;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * SIGKILL, not SIGTERM: workerd holds no state we must flush (storage lives in the control
+   * plane), and a graceful stop would wait on exactly the runaway isolate we are killing.
+   */
+  kill(): void {
+    if (!this.exited) this.child.kill("SIGKILL");
+    void this.agent.destroy().catch(() => undefined);
+  }
+
+  waitForExit(): Promise<void> {
+    if (this.exited) return Promise.resolve();
+    return new Promise((resolve) => this.exitWaiters.push(resolve));
+  }
+
+  private waitForListen(control: Readable, timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let buffered = "";
+      const timer = setTimeout(() => finish(new WorkerdStartupError("timeout", `workerd did not listen within ${timeoutMs} ms`, this.stderrTail)), timeoutMs);
+      const onData = (chunk: Buffer) => {
+        buffered += chunk.toString("utf8");
+        let newline: number;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, newline);
+          buffered = buffered.slice(newline + 1);
+          try {
+            const message = JSON.parse(line) as { event?: string; socket?: string };
+            if (message.event === "listen" && message.socket === "http") finish(null);
+          } catch {
+            // not a control message we know
+          }
+        }
+      };
+      const onExit = () => finish(startupFailure(this.stderrTail, this.exitInfo?.code ?? null));
+      const finish = (error: Error | null) => {
+        clearTimeout(timer);
+        control.off("data", onData);
+        const index = this.exitWaiters.indexOf(onExit);
+        if (index >= 0) this.exitWaiters.splice(index, 1);
+        if (error === null) resolve();
+        else reject(error);
+      };
+      control.on("data", onData);
+      this.exitWaiters.push(onExit);
+    });
+  }
+}
+
+/** Turns workerd's stderr at a failed start into a typed error. */
+function startupFailure(stderr: string, code: number | null): WorkerdStartupError {
+  if (/address already in use/i.test(stderr)) return new WorkerdStartupError("address_in_use", "workerd's socket address is already in use", stderr);
+  if (/\.capnp:\d+|Parse error|config/i.test(stderr)) return new WorkerdStartupError("config_invalid", "workerd rejected its config", stderr);
+  return new WorkerdStartupError("exited", `workerd exited during startup (code ${code})`, stderr);
+}

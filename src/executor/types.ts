@@ -1,0 +1,74 @@
+/** Capability strings a manifest may import, and the env names they become (DECISIONS §4). */
+export const CAPABILITIES = {
+  "svc:storage/kv@1.0": "kv",
+  "svc:storage/blob@1.0": "blob",
+  "svc:logging/emit@1.0": "log",
+} as const;
+
+export type Capability = (typeof CAPABILITIES)[keyof typeof CAPABILITIES];
+
+export function capabilitiesOf(imports: readonly string[] | undefined): Capability[] {
+  const out = new Set<Capability>();
+  for (const name of imports ?? []) {
+    const cap = (CAPABILITIES as Record<string, Capability | undefined>)[name];
+    if (cap !== undefined) out.add(cap);
+  }
+  return [...out].sort();
+}
+
+/** One declared operation of a manifest (DECISIONS §3). */
+export interface RouteSpec {
+  title?: string;
+  description?: string;
+  access?: "read" | "write";
+  input?: unknown;
+  output?: unknown;
+}
+
+/** What the executor needs of one app revision. */
+export interface AppCode {
+  module: string;
+  imports: string[];
+  routes: Record<string, RouteSpec>;
+}
+
+/**
+ * Where the executor gets source for (app, revision). The apps service implements it; the
+ * executor caches answers per revision, since a revision's source never changes.
+ */
+export interface CodeSource {
+  load(appId: string, revision: number): Promise<AppCode | null>;
+}
+
+/** One op call as the executor sends it to workerd. */
+export interface ExecutorCall {
+  appId: string;
+  revision: number;
+  /** Bumped when the app's secrets change, so the next call gets a fresh isolate (issue 5). */
+  secretsVersion: number;
+  caps: readonly Capability[];
+  op: string;
+  /** The `x-svc-*` headers of DECISIONS §4, invocation id included. */
+  headers: Record<string, string>;
+  body: string;
+  /** Aborts the call (the 30 s deadline). */
+  signal?: AbortSignal;
+}
+
+export type ExecutorOutcome =
+  | { kind: "response"; status: number; contentType: string; body: string }
+  | { kind: "threw"; message: string; stack: string };
+
+export type FaultReason = "quarantined" | "crashed" | "hung" | "deadline" | "unavailable" | "shutting_down";
+
+/** The executor could not run the call to completion (503 `executor_error`). */
+export class ExecutorFault extends Error {
+  constructor(
+    readonly reason: FaultReason,
+    readonly execution: "not_started" | "may_have_run",
+    message: string,
+  ) {
+    super(message);
+    this.name = "ExecutorFault";
+  }
+}

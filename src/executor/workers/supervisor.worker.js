@@ -1,0 +1,58 @@
+// Runs INSIDE workerd. Loads each (app, revision, secrets version) into its own isolate through
+// the Worker Loader and forwards the op request to it. Kept small: policy lives in Node.
+
+const CONTROL = "/__brickyard/";
+
+export default {
+  async fetch(request, env) {
+    const { pathname } = new URL(request.url);
+    if (pathname === CONTROL + "ping") return new Response("ok");
+    const key = request.headers.get("x-by-key");
+    if (!key) return new Response("missing x-by-key", { status: 400 });
+    if (pathname === CONTROL + "evict") return evict(env, key);
+    return run(request, env, key);
+  },
+};
+
+async function run(request, env, key) {
+  const invocation = request.headers.get("x-svc-invocation") ?? "";
+  const caps = (request.headers.get("x-by-caps") ?? "").split(",").filter(Boolean);
+  const worker = env.LOADER.get(key, () => loadCode(env, invocation, caps));
+  const headers = new Headers({ "content-type": "application/json" });
+  for (const [name, value] of request.headers) if (name.startsWith("x-svc-")) headers.set(name, value);
+  const op = request.headers.get("x-svc-op") ?? "";
+  const appRequest = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body: request.body });
+  try {
+    return await worker.getEntrypoint().fetch(appRequest);
+  } catch (error) {
+    // The module failed to load or evaluate (syntax error, top-level throw, no code).
+    return Response.json({ message: String(error?.message ?? error), stack: String(error?.stack ?? "") }, { status: 500, headers: { "x-by-outcome": "threw" } });
+  }
+}
+
+async function loadCode(env, invocation, caps) {
+  // The code endpoint answers for the invocation's own (app, revision) and nothing else.
+  const res = await env.INTERNAL.fetch("http://internal/code", { headers: { "x-svc-invocation": invocation } });
+  if (!res.ok) throw new Error(`code unavailable (${res.status})`);
+  const code = await res.json();
+  return {
+    compatibilityDate: env.COMPATIBILITY_DATE,
+    mainModule: "brickyard-shim.js",
+    modules: { "brickyard-shim.js": env.SHIM, "app.js": code.module },
+    env: { INTERNAL: env.INTERNAL, CAPS: caps, VARS: code.vars ?? {} },
+    // No egress until issue 5 routes this to an egress entrypoint bound to the app.
+    globalOutbound: null,
+  };
+}
+
+async function evict(env, key) {
+  const worker = env.LOADER.get(key, () => {
+    throw new Error("not loaded");
+  });
+  try {
+    await worker.getEntrypoint().fetch("http://evict" + CONTROL + "evict");
+  } catch {
+    // abortIsolate() ends the request with an error; a key not loaded throws from the callback.
+  }
+  return new Response("evicted");
+}

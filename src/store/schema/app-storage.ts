@@ -1,0 +1,28 @@
+/** One KV entry of an app: a JSON value stored as text, as the app's binding serialized it. */
+export interface AppKvTable {
+  app_id: string;
+  key: string;
+  /** JSON text; `size` is its UTF-8 byte length. */
+  value: string;
+  size: number;
+  updated_at: number;
+}
+
+/** One blob of an app (env.BLOB), bytes kept in the row so both dialects share one path. */
+export interface AppBlobsTable {
+  app_id: string;
+  key: string;
+  data: Buffer;
+  content_type: string;
+  size: number;
+  updated_at: number;
+}
+
+/**
+ * Running byte total of an app's KV values and blobs. Every write adjusts it in the same
+ * transaction as the value, under this row's lock, so it stays exact and gates the 100 MiB cap.
+ */
+export interface AppStorageUsageTable {
+  app_id: string;
+  bytes: number;
+}

@@ -1,0 +1,152 @@
+import { request } from "undici";
+import { Agent } from "undici";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { APP_CAP_BYTES, MiB, VALUE_CAP_BYTES } from "../src/domain/storage/index.ts";
+import { ApiError } from "../src/errors/index.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { appModule, startHarness, type Harness } from "./helpers/executor.ts";
+
+const KV = "svc:storage/kv@1.0";
+const BLOB = "svc:storage/blob@1.0";
+
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
+}
+
+async function exactUsage(h: Harness, appId: string): Promise<number> {
+  const kv = await h.store.db.selectFrom("app_kv").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", appId).executeTakeFirst();
+  const blobs = await h.store.db.selectFrom("app_blobs").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", appId).executeTakeFirst();
+  return Number(kv?.n ?? 0) + Number(blobs?.n ?? 0);
+}
+
+describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ dialect });
+  });
+  afterAll(async () => h.close());
+
+  const storeApp = (id: string) =>
+    h.code.publish(
+      id,
+      appModule({
+        put: `async (i, env) => { await env.KV.set(i.k, "x".repeat(i.n)); return true }`,
+        get: `async (i, env) => env.KV.get(i.k)`,
+        list: `async (i, env) => env.KV.list(i)`,
+        del: `async (i, env) => env.KV.delete(i.k)`,
+        blob: `async (i, env) => { await env.BLOB.put(i.k, new Uint8Array(i.n).fill(7), { contentType: "image/png" }); const b = await env.BLOB.get(i.k); const l = await env.BLOB.list({}); return { size: b.size, type: b.contentType, first: new Uint8Array(b.data)[0], keys: l.keys, none: await env.BLOB.get("nope") } }`,
+      }),
+      { routes: { put: {}, get: { access: "read" }, list: { access: "read" }, del: {}, blob: {} }, capabilities: { imports: [KV, BLOB] } },
+    );
+
+  it("refuses a value of 10 MiB + 1 byte with stored_value_too_large; 10 MiB exactly fits", async () => {
+    const app = storeApp("cap-value");
+    // A JSON string of n characters serializes to n + 2 bytes.
+    const error = await refusal(h.call(app, "put", { k: "big", n: VALUE_CAP_BYTES - 1 }));
+    expect(error.status).toBe(413);
+    expect(error.kind).toBe("stored_value_too_large");
+    expect(error.fields.recovery?.kind).toBe("shrink");
+    await h.call(app, "put", { k: "big", n: VALUE_CAP_BYTES - 2 });
+    expect(await h.storage.usage("cap-value")).toBe(VALUE_CAP_BYTES);
+  });
+
+  it("lists keys with prefix, limit and cursor, and round-trips blobs", async () => {
+    const app = storeApp("cap-list");
+    for (const k of ["a/1", "a/2", "a/3", "b/1"]) await h.call(app, "put", { k, n: 1 });
+    const first = (await h.call(app, "list", { prefix: "a/", limit: 2 })) as { keys: { key: string; size: number }[]; cursor: string };
+    expect(first.keys).toEqual([{ key: "a/1", size: 3 }, { key: "a/2", size: 3 }]);
+    const second = (await h.call(app, "list", { prefix: "a/", limit: 2, cursor: first.cursor })) as { keys: { key: string }[]; cursor: string | null };
+    expect(second.keys.map((k) => k.key)).toEqual(["a/3"]);
+    expect(second.cursor).toBeNull();
+    expect(await h.call(app, "del", { k: "a/1" })).toBe(true);
+    expect(await h.call(app, "blob", { k: "pic", n: 1000 })).toEqual({ size: 1000, type: "image/png", first: 7, keys: [{ key: "pic", size: 1000 }], none: null });
+    expect(await h.storage.usage("cap-list")).toBe(await exactUsage(h, "cap-list"));
+  });
+
+  it("fills to 100 MiB, refuses the next byte with storage_full, and deleting makes room", async () => {
+    const appId = "cap-full";
+    const chunk = Buffer.alloc(VALUE_CAP_BYTES, 1);
+    for (let i = 0; i < 10; i++) await h.storage.blobPut(appId, `chunk-${i}`, chunk, "application/octet-stream");
+    expect(await h.storage.usage(appId)).toBe(APP_CAP_BYTES);
+    const error = await refusal(h.storage.kvSet(appId, "one-more", "1"));
+    expect(error.status).toBe(413);
+    expect(error.kind).toBe("storage_full");
+    // Replacing a value counts only the difference.
+    await h.storage.blobPut(appId, "chunk-0", Buffer.alloc(VALUE_CAP_BYTES - 10, 2), "application/octet-stream");
+    await h.storage.kvSet(appId, "one-more", "1");
+    expect(await h.storage.blobDelete(appId, "chunk-1")).toBe(true);
+    await h.storage.kvSet(appId, "after-delete", JSON.stringify("y".repeat(MiB)));
+    expect(await h.storage.usage(appId)).toBe(await exactUsage(h, appId));
+
+    // Through workerd the same refusal reaches the caller.
+    const app = storeApp(appId);
+    const viaApp = await refusal(h.call(app, "put", { k: "huge", n: VALUE_CAP_BYTES - 2 }));
+    expect(viaApp.kind).toBe("storage_full");
+  });
+
+  it("never lets concurrent writes pass the app cap, and the counter stays exact", async () => {
+    const appId = "cap-race";
+    const chunk = Buffer.alloc(VALUE_CAP_BYTES, 3);
+    const results = await Promise.allSettled(Array.from({ length: 14 }, (_, i) => h.storage.blobPut(appId, `k${i}`, chunk, "application/octet-stream")));
+    const kinds = results.map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as ApiError).kind));
+    expect(kinds.filter((k) => k === "ok")).toHaveLength(10);
+    expect(kinds.filter((k) => k === "storage_full")).toHaveLength(4);
+    expect(await h.storage.usage(appId)).toBe(APP_CAP_BYTES);
+    expect(await exactUsage(h, appId)).toBe(APP_CAP_BYTES);
+    // Concurrent replace and delete keep the counter exact too.
+    await Promise.all([
+      h.storage.blobDelete(appId, "k0"),
+      h.storage.blobDelete(appId, "k1"),
+      h.storage.kvSet(appId, "small", "1"),
+      h.storage.blobPut(appId, "k2", Buffer.alloc(5), "text/plain"),
+    ]);
+    expect(await h.storage.usage(appId)).toBe(await exactUsage(h, appId));
+  });
+
+  it("keeps each app's KV its own: same key, forged and finished invocations, raw internal API", async () => {
+    const a = storeApp("iso-a");
+    const b = storeApp("iso-b");
+    await h.call(a, "put", { k: "secret", n: 5 });
+    expect(await h.call(b, "get", { k: "secret" })).toBeNull();
+    const snoop = h.code.publish(
+      "iso-snoop",
+      appModule({
+        snoop: `async (i, env, req) => { const out = {}; try { const r = await fetch("http://internal/kv/get", { method: "POST", headers: { "x-svc-invocation": req.headers.get("x-svc-invocation") }, body: JSON.stringify({ key: "secret", appId: "iso-a" }) }); out.fetch = await r.text() } catch (e) { out.fetch = "blocked" } out.kv = await env.KV.get("secret"); out.globals = Object.keys(globalThis).filter((k) => /internal|loader|env/i.test(k)); return out }`,
+      }),
+      { routes: { snoop: {} }, capabilities: { imports: [KV] } },
+    );
+    expect(await h.call(snoop, "snoop")).toEqual({ fetch: "blocked", kv: null, globals: [] });
+
+    // Straight at the internal API socket: no invocation, a made-up one, and one that ended.
+    const agent = new Agent({ connect: { socketPath: h.executor.internalSocketPath } });
+    try {
+      const ask = async (invocation: string | null) => {
+        const res = await request("http://internal/kv/get", {
+          dispatcher: agent,
+          method: "POST",
+          headers: invocation === null ? {} : { "x-svc-invocation": invocation },
+          body: JSON.stringify({ key: "secret", appId: "iso-a" }),
+        });
+        return { status: res.statusCode, body: await res.body.text() };
+      };
+      expect((await ask(null)).status).toBe(403);
+      expect((await ask("made-up-invocation-id")).status).toBe(403);
+      const live = h.executor.invocations.mint({ appId: "iso-b", revision: 1, op: "get", access: "read", caps: new Set(["kv"]) });
+      expect(await ask(live.id)).toEqual({ status: 200, body: "" });
+      h.executor.invocations.end(live.id);
+      expect((await ask(live.id)).status).toBe(403);
+      const noCaps = h.executor.invocations.mint({ appId: "iso-a", revision: 1, op: "get", access: "read", caps: new Set() });
+      const denied = await ask(noCaps.id);
+      expect(denied.status).toBe(403);
+      expect(JSON.parse(denied.body).error.kind).toBe("capability_denied");
+      h.executor.invocations.end(noCaps.id);
+    } finally {
+      await agent.close();
+    }
+  });
+});

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ApiError } from "../src/errors/index.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { appModule, startHarness, type Harness } from "./helpers/executor.ts";
+
+const KV = "svc:storage/kv@1.0";
+
+describeEachDialect("executor: op calls through workerd", (dialect) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ dialect, processes: 2 });
+  });
+  afterAll(async () => h.close());
+
+  it("returns the op's value and gives the app the DECISIONS §4 request", async () => {
+    const app = h.code.publish(
+      "app-echo",
+      appModule({
+        echo: `async (input, env, req) => ({ input, url: req.url, method: req.method, op: req.headers.get("x-svc-op"), trigger: req.headers.get("x-svc-trigger"), role: req.headers.get("x-svc-role"), user: req.headers.get("x-svc-user"), inv: req.headers.get("x-svc-invocation") !== null, env: Object.keys(env) })`,
+      }),
+      { routes: { echo: {} } },
+    );
+    const value = await h.call(app, "echo", { a: 1 });
+    expect(value).toEqual({ input: { a: 1 }, url: "https://app.invalid/api/echo", method: "POST", op: "echo", trigger: "http", role: "owner", user: "user-1", inv: true, env: [] });
+  });
+
+  it("persists KV across calls, processes and a restart of the pool", async () => {
+    const manifest = { routes: { put: {}, get: { access: "read" as const } }, capabilities: { imports: [KV] } };
+    const module = appModule({ put: `async (i, env) => { await env.KV.set(i.k, i.v); return true }`, get: `async (i, env) => env.KV.get(i.k)` });
+    const apps = ["kv-a", "kv-b", "kv-c", "kv-d"].map((id) => h.code.publish(id, module, manifest));
+    for (const app of apps) await h.call(app, "put", { k: "greeting", v: { hello: app.id } });
+    for (const app of apps) expect(await h.call(app, "get", { k: "greeting" })).toEqual({ hello: app.id });
+    await h.restart();
+    for (const app of apps) expect(await h.call(app, "get", { k: "greeting" })).toEqual({ hello: app.id });
+    expect(await h.call(h.code.publish("kv-e", module, manifest), "get", { k: "missing" })).toBeNull();
+  });
+
+  it("leaves undeclared capabilities out of env and blocks fetch()", async () => {
+    const app = h.code.publish(
+      "app-nocaps",
+      appModule({
+        probe: `async (i, env) => { let fetched; try { await fetch("https://example.com/"); fetched = "reached" } catch (e) { fetched = String(e.message) } return { keys: Object.keys(env), kv: typeof env.KV, fetched } }`,
+      }),
+      { routes: { probe: {} }, capabilities: { imports: ["svc:logging/emit@1.0"] } },
+    );
+    const value = (await h.call(app, "probe")) as { keys: string[]; kv: string; fetched: string };
+    expect(value.keys).toEqual(["LOG"]);
+    expect(value.kv).toBe("undefined");
+    expect(value.fetched).toMatch(/not permitted to access the internet/);
+  });
+
+  it("refuses a write from a read op with forbidden_write and fix_route_label", async () => {
+    const app = h.code.publish(
+      "app-label",
+      appModule({ sneaky: `async (i, env) => { await env.KV.set("k", 1); return true }`, swallow: `async (i, env) => { try { await env.KV.set("k", 1) } catch {} return true }` }),
+      { routes: { sneaky: { access: "read" as const }, swallow: { access: "read" as const } }, capabilities: { imports: [KV] } },
+    );
+    for (const op of ["sneaky", "swallow"]) {
+      const error = await h.call(app, op).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(403);
+      expect((error as ApiError).kind).toBe("forbidden_write");
+      expect((error as ApiError).fields.recovery?.kind).toBe("fix_route_label");
+    }
+    expect(await h.storage.kvGet("app-label", "k")).toBeNull();
+  });
+});

@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock } from "../../src/config/clock.ts";
+import { Activity, DiagRing } from "../../src/domain/diagnostics/index.ts";
+import { Operations, type AppRecord, type OperationCall } from "../../src/domain/operations/index.ts";
+import { AppStorage } from "../../src/domain/storage/index.ts";
+import { Executor, type ExecutorTuning } from "../../src/executor/executor.ts";
+import type { PoolEvent } from "../../src/executor/pool.ts";
+import type { AppCode, CodeSource } from "../../src/executor/types.ts";
+import { migrate, openStore, type Dialect, type Store } from "../../src/store/index.ts";
+import { createTestDatabase } from "./dialects.ts";
+
+/** A real in-process CodeSource: apps published by the test, revisions counted as the spec says. */
+export class TestCodeSource implements CodeSource {
+  private readonly revisions = new Map<string, AppCode>();
+  loads = 0;
+
+  publish(id: string, module: string, manifest: AppRecord["manifest"], revision = 1): AppRecord {
+    this.revisions.set(`${id}:${revision}`, { module, imports: manifest.capabilities?.imports ?? [], routes: manifest.routes ?? {} });
+    return { id, revision, manifest };
+  }
+
+  load(appId: string, revision: number): Promise<AppCode | null> {
+    this.loads += 1;
+    return Promise.resolve(this.revisions.get(`${appId}:${revision}`) ?? null);
+  }
+}
+
+export interface Harness {
+  store: Store;
+  storage: AppStorage;
+  diag: DiagRing;
+  activity: Activity;
+  code: TestCodeSource;
+  executor: Executor;
+  ops: Operations;
+  events: PoolEvent[];
+  /** Calls an op as the owner over http; returns the value or throws the ApiError. */
+  call(app: AppRecord, op: string, input?: unknown, extra?: Partial<OperationCall>): Promise<unknown>;
+  /** Stops the executor and starts a fresh one on the same store. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  dialect: Dialect;
+  processes?: number;
+  tuning?: Partial<ExecutorTuning>;
+  deadlineMs?: number;
+}
+
+export async function startHarness(o: HarnessOptions): Promise<Harness> {
+  const dataDir = mkdtempSync(join(tmpdir(), "brickyard-exec-"));
+  const database = o.dialect === "postgres" ? await createTestDatabase() : null;
+  const store = openStore({ databaseUrl: database?.url ?? null, dataDir });
+  await migrate(store);
+  const clock = systemClock;
+  const storage = new AppStorage(store, clock);
+  const diag = new DiagRing(clock);
+  const activity = new Activity(store.db, clock);
+  const code = new TestCodeSource();
+  const events: PoolEvent[] = [];
+  const boot = () =>
+    Executor.start({ dataDir, processes: o.processes ?? 1, code, storage, log: diag, clock, tuning: o.tuning, onEvent: (e) => events.push(e) });
+  const h: Harness = {
+    store,
+    storage,
+    diag,
+    activity,
+    code,
+    events,
+    executor: await boot(),
+    ops: undefined as unknown as Operations,
+    call(app, op, input, extra) {
+      return h.ops.call({ app, role: "owner", op, input, trigger: "http", userId: "user-1", ...extra });
+    },
+    async restart() {
+      await h.executor.close();
+      h.executor = await boot();
+      h.ops = new Operations(h.executor, diag, activity, clock, "http://brickyard.test", o.deadlineMs);
+    },
+    async close() {
+      await h.executor.close();
+      await store.close();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  h.ops = new Operations(h.executor, diag, activity, clock, "http://brickyard.test", o.deadlineMs);
+  return h;
+}
+
+/** A module whose routes are given as `name: "async (input, env, req) => value"` bodies. */
+export function appModule(handlers: Record<string, string>, manifest: object = {}): string {
+  const cases = Object.entries(handlers)
+    .map(([name, body]) => `${JSON.stringify(name)}: ${body}`)
+    .join(",\n");
+  return `export const manifest = ${JSON.stringify(manifest)};
+const handlers = {${cases}};
+export default {
+  async fetch(request, env, ctx) {
+    const op = request.headers.get("x-svc-op");
+    const input = await request.json();
+    const value = await handlers[op](input, env, request);
+    return Response.json({ ok: true, value });
+  },
+};
+`;
+}
