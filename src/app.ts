@@ -20,13 +20,14 @@ export interface BuiltApp {
  * lifetimes to the HTTP server's, so `http.close()` releases everything `deps` handed over.
  */
 export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
-  const ctx = createContext(deps);
+  const ctx = await createContext(deps);
   const { app: http, routes } = await createServer(ctx);
   registerRoutes(http, ctx);
   const reaper = new Reaper(ctx.apps, () => ctx.clock.now(), http.log);
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
+    await ctx.executor.close();
     await ctx.store.close();
   });
   ctx.scheduler.add({ name: "reaper", everyMs: HOUR, run: () => reaper.reapOnce().then(() => undefined) });

@@ -5,6 +5,11 @@ import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
+import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
+import { Operations } from "./domain/operations/index.ts";
+import { AppStorage } from "./domain/storage/index.ts";
+import { Executor } from "./executor/executor.ts";
+import type { CodeSource } from "./executor/types.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
 import { loadSecretsKey } from "./domain/secrets/key.ts";
 import { Secrets } from "./domain/secrets/secrets.ts";
@@ -41,14 +46,42 @@ export interface AppContext {
   log: Logger;
   /** App lifecycle: get, load (with access), create, update, patchSource, activeCode, claim, delete. */
   apps: Apps;
+  /** KV and blob values of every app, with the per-value and per-app caps. */
+  storage: AppStorage;
+  /** The in-memory diagnostic ring buffer (50 entries per app). */
+  diag: DiagRing;
+  /** Durable runtime-failure events. */
+  activity: Activity;
+  /** The workerd pool that runs app code. */
+  executor: Executor;
+  /** Runs declared operations: validation, ceilings, the executor call, the result envelope. */
+  operations: Operations;
 }
 
-export function createContext(deps: AppDeps): AppContext {
+/** Builds every service and starts the executor pool; `closeContext` releases them. */
+export async function createContext(deps: AppDeps): Promise<AppContext> {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
   const log = createLogger(deps.config.logLevel, deps.logStream);
   const tokens = new Tokens(db, clock, deps.config);
+  const apps = new Apps(db, clock, tokens, deps.config);
+  const storage = new AppStorage(deps.store, clock);
+  const diag = new DiagRing(clock);
+  const activity = new Activity(db, clock);
+  const executor = await Executor.start({
+    dataDir: deps.config.dataDir,
+    processes: deps.config.executors,
+    code: appCodeSource(apps),
+    storage,
+    log: diag,
+    clock,
+  });
   return {
+    storage,
+    diag,
+    activity,
+    executor,
+    operations: new Operations(executor, diag, activity, clock, deps.config.baseUrl),
     log,
     scheduler: new Scheduler(db, clock, log),
     config: deps.config,
@@ -60,6 +93,17 @@ export function createContext(deps: AppDeps): AppContext {
     tokens,
     secrets: new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir)),
     limiter: new RateLimiter(clock),
-    apps: new Apps(db, clock, tokens, deps.config),
+    apps,
+  };
+}
+
+/** The executor loads code by (app, revision) from the apps service. */
+function appCodeSource(apps: Apps): CodeSource {
+  return {
+    async load(appId, revision) {
+      const code = await apps.codeAt(appId, revision);
+      if (code === null) return null;
+      return { module: code.module, imports: [...code.manifest.capabilities.imports], routes: code.manifest.routes };
+    },
   };
 }

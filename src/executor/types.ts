@@ -18,8 +18,8 @@ export function capabilitiesOf(imports: readonly string[] | undefined): Capabili
 
 /** One declared operation of a manifest (DECISIONS §3). */
 export interface RouteSpec {
-  title?: string;
-  description?: string;
+  title?: string | null;
+  description?: string | null;
   access?: "read" | "write";
   input?: unknown;
   output?: unknown;

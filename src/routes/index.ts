@@ -1,5 +1,6 @@
 import type { AppContext } from "../context.ts";
 import type { App } from "../http/types.ts";
+import callOperation from "./apps/callOperation.ts";
 import claimApp from "./apps/claimApp.ts";
 import createApp from "./apps/createApp.ts";
 import deleteApp from "./apps/deleteApp.ts";
@@ -47,6 +48,7 @@ const routes: RouteModule[] = [
   describeApp,
   getIcon,
   putIcon,
+  callOperation,
 ];
 
 export function registerRoutes(app: App, ctx: AppContext): void {

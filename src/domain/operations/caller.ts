@@ -1,0 +1,26 @@
+import type { AccessSubject, Actor } from "../apps/access.ts";
+import { apiError } from "../../errors/index.ts";
+import type { Role } from "./operations.ts";
+
+/**
+ * Who may call an app's operations and in which role (DECISIONS §4; spec Authentication rule 1:
+ * the app token or other tokens bound to the app). Shares, teams and visibility add their
+ * roles here as they arrive.
+ */
+export function operationCaller(actor: Actor, app: AccessSubject): { role: Role; userId: string | null } {
+  if (actor === null) throw apiError("unauthorized", "send the app's token, a render token for it, or a user token as 'Authorization: Bearer …'");
+  switch (actor.kind) {
+    case "app":
+      if (actor.appId !== app.id) throw apiError("forbidden", "this app token belongs to another app");
+      return { role: "app", userId: null };
+    case "render":
+      if (actor.appId !== app.id) throw apiError("forbidden", "this render token belongs to another app");
+      return actor.userId !== null && actor.userId === app.ownerUserId ? { role: "owner", userId: actor.userId } : { role: "visitor", userId: actor.userId };
+    case "user":
+      if (actor.userId === app.ownerUserId) return { role: "owner", userId: actor.userId };
+      // Someone else's claimed app: do not confirm it exists. An unclaimed one is reachable by
+      // URL, so there the honest answer is that this token does not authorize it.
+      if (app.ownerUserId !== null) throw apiError("app_not_found", `no app ${app.id}`);
+      throw apiError("forbidden", "only this app's own token can call an unclaimed app's operations");
+  }
+}

@@ -1,0 +1,60 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import { operationCaller } from "../../domain/operations/caller.ts";
+import type { Plan } from "../../errors/index.ts";
+import { apiError } from "../../errors/index.ts";
+import { principalOf } from "../../http/auth.ts";
+import { security } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+
+export default function callOperation(app: App, ctx: AppContext): void {
+  // Scoped so the lenient body parsing below applies to this route only.
+  void app.register(async (plugin) => {
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    // An op may be called with no body at all (DECISIONS §4: empty body = {}); anything sent must be JSON.
+    scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+      const text = typeof body === "string" ? body : body.toString("utf8");
+      if (text.trim() === "") return done(null, undefined);
+      try {
+        done(null, JSON.parse(text) as unknown);
+      } catch {
+        done(apiError("invalid_request", "the body is not valid JSON"), undefined);
+      }
+    });
+    scope.post(
+      "/app/:id/api/:operation",
+      {
+        schema: {
+          tags: ["apps"],
+          summary: "Run one declared operation of an app; returns {ok: true, value}",
+          security: [{ appToken: [] }, { renderToken: [] }, { userToken: [] }],
+          params: Type.Object({ id: Type.String(), operation: Type.String({ maxLength: 64 }) }),
+          body: Type.Optional(Type.Unknown({ description: "the operation's input: a JSON object matching its declared input schema" })),
+          response: { 200: Type.Object({ ok: Type.Literal(true), value: Type.Unknown() }) },
+        },
+      },
+      async (request) => {
+        const principal = await principalOf(ctx, request);
+        const record = await ctx.apps.find(request.params.id);
+        const caller = operationCaller(principal, record);
+        const code = await ctx.apps.codeAt(record.id, record.revision);
+        if (code === null) throw apiError("app_not_found", `no app ${record.id}`);
+        const value = await ctx.operations.call({
+          app: { id: record.id, revision: record.revision, manifest: code.manifest, plan: await ownerPlan(ctx, record.ownerUserId) },
+          role: caller.role,
+          op: request.params.operation,
+          input: request.body,
+          trigger: "http",
+          userId: caller.userId,
+        });
+        return { ok: true as const, value };
+      },
+    );
+  });
+}
+
+async function ownerPlan(ctx: AppContext, ownerUserId: string | null): Promise<Plan> {
+  if (ownerUserId === null) return "free";
+  return (await ctx.users.byId(ownerUserId))?.plan ?? "free";
+}
