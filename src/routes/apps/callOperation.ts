@@ -5,12 +5,11 @@ import { operationCaller } from "../../domain/operations/caller.ts";
 import type { Plan } from "../../errors/index.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
-import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 
 export default function callOperation(app: App, ctx: AppContext): void {
   // Scoped so the lenient body parsing below applies to this route only.
-  void app.register(async (plugin) => {
+  void app.register((plugin, _options, registered) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     // An op may be called with no body at all (DECISIONS §4: empty body = {}); anything sent must be JSON.
     scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
@@ -51,6 +50,7 @@ export default function callOperation(app: App, ctx: AppContext): void {
         return { ok: true as const, value };
       },
     );
+    registered();
   });
 }
 
