@@ -6,9 +6,11 @@ import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
-import { Operations } from "./domain/operations/index.ts";
+import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
+import { secretRedactor } from "./domain/secrets/redact.ts";
 import { AppStorage } from "./domain/storage/index.ts";
 import { Executor } from "./executor/executor.ts";
+import type { SecretValues } from "./executor/internal-api/backends.ts";
 import type { CodeSource } from "./executor/types.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
 import { loadSecretsKey } from "./domain/secrets/key.ts";
@@ -68,7 +70,10 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
+  const secrets = new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir));
+  const secretValues = appSecretValues(apps, secrets);
   const executor = await Executor.start({
+    secrets: secretValues,
     dataDir: deps.config.dataDir,
     processes: deps.config.executors,
     code: appCodeSource(apps),
@@ -81,7 +86,9 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     diag,
     activity,
     executor,
-    operations: new Operations(executor, diag, activity, clock, deps.config.baseUrl),
+    operations: new Operations(executor, diag, activity, clock, deps.config.baseUrl, OPERATION_DEADLINE_MS, async (appId) =>
+      secretRedactor(await secretValues.valuesFor(appId)),
+    ),
     log,
     scheduler: new Scheduler(db, clock, log),
     config: deps.config,
@@ -91,9 +98,20 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     users: new Users(db, clock),
     sessions: new Sessions(db, clock),
     tokens,
-    secrets: new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir)),
+    secrets,
     limiter: new RateLimiter(clock),
     apps,
+  };
+}
+
+/** Secrets belong to (owner, manifest id); an unclaimed app has none. */
+function appSecretValues(apps: Apps, secrets: Secrets): SecretValues {
+  return {
+    async valuesFor(appId) {
+      const app = await apps.get(appId);
+      if (app === null || app.ownerUserId === null) return {};
+      return secrets.valuesFor({ ownerUserId: app.ownerUserId, manifestId: app.manifestId });
+    },
   };
 }
 

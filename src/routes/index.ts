@@ -1,6 +1,10 @@
 import type { AppContext } from "../context.ts";
 import type { App } from "../http/types.ts";
 import callOperation from "./apps/callOperation.ts";
+import createSecret from "./secrets/createSecret.ts";
+import deleteSecret from "./secrets/deleteSecret.ts";
+import listSecrets from "./secrets/listSecrets.ts";
+import putSecret from "./secrets/putSecret.ts";
 import claimApp from "./apps/claimApp.ts";
 import createApp from "./apps/createApp.ts";
 import deleteApp from "./apps/deleteApp.ts";
@@ -49,6 +53,10 @@ const routes: RouteModule[] = [
   getIcon,
   putIcon,
   callOperation,
+  listSecrets,
+  createSecret,
+  putSecret,
+  deleteSecret,
 ];
 
 export function registerRoutes(app: App, ctx: AppContext): void {

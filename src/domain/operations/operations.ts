@@ -3,6 +3,7 @@ import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
 import type { Executor } from "../../executor/executor.ts";
 import { capabilitiesOf, ExecutorFault, type ExecutorOutcome, type RouteSpec } from "../../executor/types.ts";
 import type { Activity, DiagRing } from "../diagnostics/index.ts";
+import type { RedactorSource } from "../secrets/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
 import { inputError, RouteSchemas } from "./schemas.ts";
 
@@ -50,6 +51,8 @@ export class Operations {
     clock: Clock,
     private readonly baseUrl: string,
     private readonly deadlineMs = OPERATION_DEADLINE_MS,
+    /** Scrubs the app's secret values from failure text before it is returned or recorded. */
+    private readonly redactorFor: RedactorSource = () => Promise.resolve((text) => text),
   ) {
     this.ceilings = new RunCeilings(clock);
   }
@@ -108,8 +111,9 @@ export class Operations {
     if (envelope === null) {
       // A binding refusal the app let escape: the caller sees the refusal, not a generic throw.
       if (refusal !== null && outcome.kind === "threw") throw refusal;
-      const message = outcome.kind === "threw" ? outcome.message : `the operation answered ${outcome.status} without a result envelope`;
-      this.diag.pushError(app.id, message, outcome.kind === "threw" ? outcome.stack : "");
+      const redact = await this.redactorFor(app.id);
+      const message = redact(outcome.kind === "threw" ? outcome.message : `the operation answered ${outcome.status} without a result envelope`);
+      this.diag.pushError(app.id, message, outcome.kind === "threw" ? redact(outcome.stack) : "");
       await this.activity.record(app.id, "api_proxy_result", app.revision, `${op}: ${message}`, {
         op,
         trigger: c.trigger,
@@ -118,7 +122,7 @@ export class Operations {
       });
       throw apiError("operation_failed", message, {}, { status: 500 });
     }
-    if (!envelope.ok) throw apiError("operation_failed", envelope.message);
+    if (!envelope.ok) throw apiError("operation_failed", (await this.redactorFor(app.id))(envelope.message));
     const validate = this.schemas.get(`${app.id}:${app.revision}:${op}:out`, route.output);
     if (validate !== null && !validate(envelope.value)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`);

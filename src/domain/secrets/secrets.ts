@@ -97,7 +97,7 @@ export class Secrets {
    * so even rewriting the same value changes it). The executor's isolate identity (app,
    * revision, secrets version) includes it, so the next call sees the change.
    */
-  async version(scope: SecretScope): Promise<string> {
+  async version(scope: SecretScope): Promise<number> {
     const rows = await this.db
       .selectFrom("secrets")
       .select(["name", "sealed"])
@@ -105,10 +105,11 @@ export class Secrets {
       .where("manifest_id", "=", scope.manifestId)
       .orderBy("name")
       .execute();
-    if (rows.length === 0) return "0";
+    if (rows.length === 0) return 0;
     const hash = createHash("sha256");
     for (const row of rows) hash.update(row.name).update("\u0000").update(row.sealed).update("\u0000");
-    return hash.digest("base64url").slice(0, 16);
+    // 48 bits: an exact integer, and a collision between two versions of one scope is negligible.
+    return hash.digest().readUIntBE(0, 6);
   }
 
   private row(scope: SecretScope, name: string, value: string) {
@@ -132,7 +133,11 @@ export class Secrets {
   }
 }
 
+// Capability bindings own these names in env; a secret must not shadow one.
+const RESERVED = new Set(["KV", "BLOB", "LOG"]);
+
 function checkName(name: string): void {
+  if (RESERVED.has(name)) throw apiError("invalid_secret_name", `${name} is reserved for a capability binding in env`);
   if (!SECRET_NAME.test(name)) {
     throw apiError("invalid_secret_name", `secret names match ^[A-Z][A-Z0-9_]{0,63}$ (upper case, digits, underscores), got "${name.slice(0, 80)}"`);
   }

@@ -12,6 +12,11 @@ export interface StorageBackend {
   blobList(appId: string, options: ListOptions): Promise<ListPage>;
 }
 
+/** The app's secrets, opened, for `env.<NAME>`; read only when an isolate is built. */
+export interface SecretValues {
+  valuesFor(appId: string): Promise<Record<string, string>>;
+}
+
 /** Where env.LOG lines go (the diag ring buffer). */
 export interface LogSink {
   emit(appId: string, entry: { level: string; message: string; data?: unknown }): void;

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { ApiError, apiError, recovery } from "../../errors/index.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
 import type { Capability } from "../types.ts";
-import type { LogSink, StorageBackend } from "./backends.ts";
+import { secretRedactor } from "../../domain/secrets/redact.ts";
+import type { LogSink, SecretValues, StorageBackend } from "./backends.ts";
 import type { CodeCache } from "./code-cache.ts";
 
 // A body can be one 10 MiB value plus framing; anything longer is refused before it is read.
@@ -14,6 +15,7 @@ interface Deps {
   code: CodeCache;
   storage: StorageBackend;
   log: LogSink;
+  secrets: SecretValues;
 }
 
 type Handler = (inv: Invocation, body: Buffer, req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -60,7 +62,9 @@ export class InternalApi {
     if (path === "/code") {
       const code = await this.deps.code.get(invocation.appId, invocation.revision);
       if (code === null) throw apiError("app_not_found", "no code for this app revision");
-      sendJson(res, 200, { module: code.module });
+      // Secrets are read here, when an isolate is built for (app, revision, secrets version),
+      // never cached with the code: a change makes a new version and so a new isolate.
+      sendJson(res, 200, { module: code.module, vars: await this.deps.secrets.valuesFor(invocation.appId) });
       return;
     }
     const route = this.routes[path];
@@ -89,6 +93,16 @@ export class InternalApi {
 
 function buildRoutes(deps: Deps): InternalApi["routes"] {
   const { storage, log } = deps;
+  // One secrets read per invocation, however many lines it logs.
+  const redactors = new WeakMap<Invocation, Promise<(text: string) => string>>();
+  const redactorOf = (inv: Invocation) => {
+    let pending = redactors.get(inv);
+    if (pending === undefined) {
+      pending = deps.secrets.valuesFor(inv.appId).then(secretRedactor);
+      redactors.set(inv, pending);
+    }
+    return pending;
+  };
   const jsonBody = (body: Buffer): Record<string, unknown> => {
     try {
       const parsed: unknown = JSON.parse(body.toString("utf8") || "{}");
@@ -163,9 +177,11 @@ function buildRoutes(deps: Deps): InternalApi["routes"] {
       write: false,
       handler: async (inv, body, _req, res) => {
         const b = jsonBody(body);
-        log.emit(inv.appId, { level: text(b.level, "info"), message: text(b.message, ""), data: b.data });
+        // Diag is readable by more than the app; an app logging its own secret must not publish it.
+        const redact = await redactorOf(inv);
+        const data = b.data === undefined ? undefined : (JSON.parse(redact(JSON.stringify(b.data))) as unknown);
+        log.emit(inv.appId, { level: text(b.level, "info"), message: redact(text(b.message, "")), data });
         sendJson(res, 200, { ok: true });
-        return Promise.resolve();
       },
     },
   };

@@ -40,7 +40,13 @@ export default function callOperation(app: App, ctx: AppContext): void {
         const code = await ctx.apps.codeAt(record.id, record.revision);
         if (code === null) throw apiError("app_not_found", `no app ${record.id}`);
         const value = await ctx.operations.call({
-          app: { id: record.id, revision: record.revision, manifest: code.manifest, plan: await ownerPlan(ctx, record.ownerUserId) },
+          app: {
+            id: record.id,
+            revision: record.revision,
+            manifest: code.manifest,
+            plan: await ownerPlan(ctx, record.ownerUserId),
+            secretsVersion: record.ownerUserId === null ? 0 : await ctx.secrets.version({ ownerUserId: record.ownerUserId, manifestId: record.manifestId }),
+          },
           role: caller.role,
           op: request.params.operation,
           input: request.body,

@@ -1,0 +1,27 @@
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import { ownerSecretScope } from "../../domain/secrets/access.ts";
+import { principalOf } from "../../http/auth.ts";
+import { ok, security } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+import { AppIdParams } from "../apps/schemas.ts";
+
+export default function listSecrets(app: App, ctx: AppContext): void {
+  app.get(
+    "/app/:id/secrets",
+    {
+      schema: {
+        tags: ["secrets"],
+        summary: "Names of the app's secrets (values are never returned by any endpoint); owner only",
+        security: security.user,
+        params: AppIdParams,
+        response: { 200: ok({ names: Type.Array(Type.String()) }) },
+      },
+    },
+    async (request) => {
+      const record = await ctx.apps.find(request.params.id);
+      const scope = ownerSecretScope(await principalOf(ctx, request), record);
+      return { ok: true as const, names: await ctx.secrets.names(scope) };
+    },
+  );
+}
