@@ -4,6 +4,7 @@ import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
 import { Users } from "./domain/accounts/users.ts";
+import { Pairings } from "./domain/pairing/index.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import type { Database, Store } from "./store/index.ts";
@@ -24,12 +25,14 @@ export interface AppContext {
   users: Users;
   sessions: Sessions;
   tokens: Tokens;
+  pairings: Pairings;
   limiter: RateLimiter;
 }
 
 export function createContext(deps: AppDeps): AppContext {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
+  const tokens = new Tokens(db, clock, deps.config);
   return {
     config: deps.config,
     clock,
@@ -37,7 +40,8 @@ export function createContext(deps: AppDeps): AppContext {
     db,
     users: new Users(db, clock),
     sessions: new Sessions(db, clock),
-    tokens: new Tokens(db, clock, deps.config),
+    tokens,
+    pairings: new Pairings(db, clock, tokens, deps.config),
     limiter: new RateLimiter(clock),
   };
 }

@@ -4,6 +4,10 @@ import getMe from "./auth/getMe.ts";
 import login from "./auth/login.ts";
 import logout from "./auth/logout.ts";
 import signup from "./auth/signup.ts";
+import approvePairing from "./pair/approvePairing.ts";
+import pollPairing from "./pair/pollPairing.ts";
+import redirectPairStart from "./pair/redirectPairStart.ts";
+import startPairing from "./pair/startPairing.ts";
 import healthz from "./system/healthz.ts";
 import openapi from "./system/openapi.ts";
 import createToken from "./tokens/createToken.ts";
@@ -13,7 +17,21 @@ import listTokens from "./tokens/listTokens.ts";
 type RouteModule = (app: App, ctx: AppContext) => void;
 
 /** Every public route, one file each. A new route is one import and one entry here. */
-const routes: RouteModule[] = [healthz, openapi, signup, login, logout, getMe, createToken, listTokens, deleteToken];
+const routes: RouteModule[] = [
+  healthz,
+  openapi,
+  signup,
+  login,
+  logout,
+  getMe,
+  createToken,
+  listTokens,
+  deleteToken,
+  startPairing,
+  pollPairing,
+  approvePairing,
+  redirectPairStart,
+];
 
 export function registerRoutes(app: App, ctx: AppContext): void {
   for (const route of routes) route(app, ctx);

@@ -1,3 +1,4 @@
+import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -7,6 +8,8 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   tokens: TokensTable;
+  pairings: PairingsTable;
+  pairing_guards: PairingGuardsTable;
 }
 
-export type { SessionsTable, TokensTable, UsersTable };
+export type { PairingGuardsTable, PairingsTable, SessionsTable, TokensTable, UsersTable };
