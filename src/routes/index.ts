@@ -4,6 +4,7 @@ import getMe from "./auth/getMe.ts";
 import login from "./auth/login.ts";
 import logout from "./auth/logout.ts";
 import signup from "./auth/signup.ts";
+import pages from "./pages/index.ts";
 import approvePairing from "./pair/approvePairing.ts";
 import pollPairing from "./pair/pollPairing.ts";
 import redirectPairStart from "./pair/redirectPairStart.ts";
@@ -31,6 +32,7 @@ const routes: RouteModule[] = [
   pollPairing,
   approvePairing,
   redirectPairStart,
+  pages,
 ];
 
 export function registerRoutes(app: App, ctx: AppContext): void {
