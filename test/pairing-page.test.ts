@@ -33,7 +33,7 @@ describeEachDialect("device pairing: the approval page", (dialect) => {
     expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
-    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(res.headers.get("referrer-policy")).toBe("same-origin");
   });
 
   it("signs in through the form and redirects back, only within the site", async () => {

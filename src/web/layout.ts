@@ -20,7 +20,7 @@ export function layout(options: PageOptions): SafeHtml {
 <style>${unsafeRaw(PAGE_CSS)}</style>
 </head>
 <body>
-<header><a class="brand" href="/pair">Brickyard</a>${options.handle != null && html`<span class="who">Signed in as @${options.handle}</span>`}</header>
+<header><span class="brand">Brickyard</span>${options.handle != null && html`<span class="who">Signed in as @${options.handle}</span>`}</header>
 <main>
 ${options.body}
 </main>
@@ -31,12 +31,13 @@ ${options.body}
 
 // No script runs on these pages; only our own stylesheet and forms to ourselves. Framing is
 // refused so an approval button cannot be overlaid by another site (clickjacking), and codes in
-// the URL never leave in a Referer.
+// the URL never leave in a Referer to another site. Not `no-referrer`: under it Chromium sends
+// `Origin: null` on our own form posts, which the Origin rule must then refuse.
 const PAGE_HEADERS = {
   "Content-Security-Policy": `default-src 'none'; style-src '${PAGE_CSS_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   "X-Frame-Options": "DENY",
   "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
+  "Referrer-Policy": "same-origin",
   "Cache-Control": "no-store",
 };
 

@@ -15,7 +15,7 @@ export function enterCodePage(options: { handle: string; code?: string; error?: 
     title: "Connect an agent",
     handle: options.handle,
     body: html`<h1>Connect an agent</h1>
-<p>Enter the code your agent shows you. It looks like <span class="label">SVC-XXXXXX</span>.</p>
+<p>Enter the code your agent shows you. It looks like <span class="label nowrap">SVC-XXXXXX</span>.</p>
 <form method="get" action="/pair">
 ${options.error !== undefined && html`<p class="error" role="alert" id="code-error">${options.error}</p>`}
 <label for="code">Code</label>
