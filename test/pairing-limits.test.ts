@@ -203,4 +203,24 @@ describeEachDialect("device pairing: grants bound to an app", (dialect) => {
     expect((await poll(server, grant.device_code)).body.status).toBe("expired");
     await expect(server.ctx.pairings.startBound(otherApp, "x".repeat(81))).rejects.toMatchObject({ kind: "invalid_request", status: 400 });
   });
+
+  it("works inside the caller's transaction, and a rolled-back create leaves no grant", async () => {
+    const appInTx = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
+    const grant = await server.ctx.db.transaction().execute((trx) => server.ctx.pairings.startBound(appInTx, "in a transaction", trx));
+    const approved = await server.ctx.db.transaction().execute((trx) => server.ctx.pairings.approveBoundToApp(appInTx, alice.id, trx));
+    expect(approved).toBe(1);
+    expect((await poll(server, grant.device_code)).body.status).toBe("approved");
+
+    const rolledBack = "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b";
+    let code = "";
+    await expect(
+      server.ctx.db.transaction().execute(async (trx) => {
+        code = (await server.ctx.pairings.startBound(rolledBack, null, trx)).device_code;
+        throw new Error("the app insert failed");
+      }),
+    ).rejects.toThrow("the app insert failed");
+    const gone = await poll(server, code);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.kind).toBe("not_found");
+  });
 });
