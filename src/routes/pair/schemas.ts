@@ -7,14 +7,21 @@ export const StartBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const StartResponse = Type.Object({
-  ok: Type.Literal(true),
+const grantFields = {
   device_code: Type.String({ description: "agent-private: never display or log it" }),
   user_code: Type.String({ pattern: "^SVC-[A-Z2-9]{6}$", description: "shown verbatim to the person" }),
   verification_url: Type.String({ format: "uri" }),
-  verification_url_complete: Type.String({ format: "uri" }),
   polling_interval: Type.Integer({ description: "seconds between polls" }),
   expires_in: Type.Integer({ description: "seconds; each pending poll extends it, up to 60 minutes from start" }),
+};
+
+/** The spec's `pairing` object of an anonymous create with `pair: true` (`Pairings.startBound`). */
+export const PairingObject = Type.Object(grantFields);
+
+export const StartResponse = Type.Object({
+  ok: Type.Literal(true),
+  ...grantFields,
+  verification_url_complete: Type.String({ format: "uri" }),
 });
 
 export const PollBody = Type.Object({ device_code: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false });
