@@ -45,7 +45,6 @@ export type PollResult =
 export interface PendingPairing {
   userCode: string;
   label: string | null;
-  appId: string | null;
   expiresAt: number;
 }
 
@@ -126,7 +125,7 @@ export class Pairings {
     const found = await this.decidable(userId, userCode);
     if (found.status === "locked") return found;
     const { row } = found;
-    return { status: "pending", pairing: { userCode: row.user_code, label: row.label, appId: row.app_id, expiresAt: row.expires_at } };
+    return { status: "pending", pairing: { userCode: row.user_code, label: row.label, expiresAt: row.expires_at } };
   }
 
   /** Approves or denies a code as `userId`: 404 `not_found`, 410 `expired`, 409 `already_approved`. */

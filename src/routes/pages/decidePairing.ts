@@ -1,12 +1,10 @@
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
-import { requireUser } from "../../http/auth.ts";
-import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
 import { decidedPage, enterCodePage } from "../../web/pages/pair.ts";
-import { PAIR_APPROVE_PER_USER } from "../pair/limits.ts";
+import { limitApprovals } from "../pair/limits.ts";
 import { lockedOut } from "../pair/lockout.ts";
 import { viewerOf } from "./viewer.ts";
 
@@ -26,11 +24,8 @@ export default function decidePairing(app: App, ctx: AppContext): void {
           { additionalProperties: false },
         ),
       },
-      preHandler: async (request, reply) => {
-        // The same action as POST /api/pair/approve, so the same per-user bucket.
-        const principal = await requireUser(ctx, request);
-        enforceRateLimit(ctx.limiter, request, reply, [{ rule: PAIR_APPROVE_PER_USER, key: principal.userId }], { baseUrl: ctx.config.baseUrl });
-      },
+      // The same action as POST /api/pair/approve, so the same per-user bucket.
+      preHandler: limitApprovals(ctx),
     },
     async (request, reply) => {
       const viewer = await viewerOf(ctx, request);

@@ -1,9 +1,8 @@
 import type { AppContext } from "../../context.ts";
 import { requireUser } from "../../http/auth.ts";
-import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
-import { PAIR_APPROVE_PER_USER } from "./limits.ts";
+import { limitApprovals } from "./limits.ts";
 import { lockedOut } from "./lockout.ts";
 import { ApproveBody, ApproveResponse } from "./schemas.ts";
 
@@ -18,11 +17,7 @@ export default function approvePairing(app: App, ctx: AppContext): void {
         body: ApproveBody,
         response: { 200: ApproveResponse },
       },
-      preHandler: async (request, reply) => {
-        // The bucket is per user, so who is asking must be known before it is counted.
-        const principal = await requireUser(ctx, request);
-        enforceRateLimit(ctx.limiter, request, reply, [{ rule: PAIR_APPROVE_PER_USER, key: principal.userId }], { baseUrl: ctx.config.baseUrl });
-      },
+      preHandler: limitApprovals(ctx),
     },
     async (request) => {
       const principal = await requireUser(ctx, request);

@@ -1,10 +1,8 @@
 import { iso } from "../../config/clock.ts";
 import type { AppContext } from "../../context.ts";
-import { clientIp } from "../../http/auth.ts";
-import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
-import { PAIR_POLL_PER_IP } from "./limits.ts";
+import { limitPerIp, PAIR_POLL_PER_IP } from "./limits.ts";
 import { PollBody, PollResponse } from "./schemas.ts";
 
 export default function pollPairing(app: App, ctx: AppContext): void {
@@ -18,9 +16,7 @@ export default function pollPairing(app: App, ctx: AppContext): void {
         body: PollBody,
         response: { 200: PollResponse },
       },
-      preHandler: async (request, reply) => {
-        enforceRateLimit(ctx.limiter, request, reply, [{ rule: PAIR_POLL_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
-      },
+      preHandler: limitPerIp(ctx, PAIR_POLL_PER_IP),
     },
     async (request) => {
       const result = await ctx.pairings.poll(request.body.device_code);

@@ -1,9 +1,7 @@
 import type { AppContext } from "../../context.ts";
-import { clientIp } from "../../http/auth.ts";
-import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
-import { PAIR_START_PER_IP } from "./limits.ts";
+import { limitPerIp, PAIR_START_PER_IP } from "./limits.ts";
 import { StartBody, StartResponse } from "./schemas.ts";
 
 export default function startPairing(app: App, ctx: AppContext): void {
@@ -22,9 +20,7 @@ export default function startPairing(app: App, ctx: AppContext): void {
         request.body ??= {};
         done();
       },
-      preHandler: async (request, reply) => {
-        enforceRateLimit(ctx.limiter, request, reply, [{ rule: PAIR_START_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
-      },
+      preHandler: limitPerIp(ctx, PAIR_START_PER_IP),
     },
     async (request) => {
       const started = await ctx.pairings.start(request.body.label);

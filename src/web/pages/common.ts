@@ -41,13 +41,12 @@ const TITLES: Record<number, string> = {
   429: "Too many attempts",
 };
 
-/** Any refusal as a page: the registry's message, and a way back when the caller has one. */
-export function errorPage(failure: ApiError, back?: { href: string; text: string }): SafeHtml {
+/** Any refusal as a page, with the registry's message. */
+export function errorPage(failure: ApiError): SafeHtml {
   const title = TITLES[failure.status] ?? "Something went wrong";
   return layout({
     title,
     body: html`<h1>${title}</h1>
-<p role="alert">${failure.message}</p>
-${back !== undefined && html`<p><a href="${back.href}">${back.text}</a></p>`}`,
+<p role="alert">${failure.message}</p>`,
   });
 }
