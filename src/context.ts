@@ -16,6 +16,7 @@ import { Sessions } from "./domain/accounts/sessions.ts";
 import { loadSecretsKey } from "./domain/secrets/key.ts";
 import { Secrets } from "./domain/secrets/secrets.ts";
 import { Users } from "./domain/accounts/users.ts";
+import { Pairings } from "./domain/pairing/index.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
@@ -43,6 +44,7 @@ export interface AppContext {
   sessions: Sessions;
   tokens: Tokens;
   secrets: Secrets;
+  pairings: Pairings;
   limiter: RateLimiter;
   scheduler: Scheduler;
   log: Logger;
@@ -81,6 +83,13 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     log: diag,
     clock,
   });
+  const pairings = new Pairings(db, clock, tokens, deps.config);
+  // The app lifecycle calls these inside its own transactions (create with `pair: true`, claim).
+  apps.setPairing({
+    startBoundPairing: (trx, { appId, label }) => pairings.startBound(appId, label, trx),
+    approveBoundPairing: async (trx, { appId, userId }) => void (await pairings.approveBoundToApp(appId, userId, trx)),
+  });
+  apps.onDelete((appId) => pairings.forgetApp(appId));
   return {
     storage,
     diag,
@@ -99,6 +108,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     sessions: new Sessions(db, clock),
     tokens,
     secrets,
+    pairings,
     limiter: new RateLimiter(clock),
     apps,
   };

@@ -22,7 +22,7 @@ export function sendError(reply: FastifyReply, failure: ApiError): FastifyReply 
   return reply.type("application/json; charset=utf-8").send(failure.toEnvelope());
 }
 
-function toApiError(error: FastifyError | ApiError, request: FastifyRequest): ApiError {
+export function toApiError(error: FastifyError | ApiError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation !== undefined) return apiError("invalid_request", validationMessage(error));
   switch (error.code) {

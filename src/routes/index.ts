@@ -21,6 +21,11 @@ import getMe from "./auth/getMe.ts";
 import login from "./auth/login.ts";
 import logout from "./auth/logout.ts";
 import signup from "./auth/signup.ts";
+import pages from "./pages/index.ts";
+import approvePairing from "./pair/approvePairing.ts";
+import pollPairing from "./pair/pollPairing.ts";
+import redirectPairStart from "./pair/redirectPairStart.ts";
+import startPairing from "./pair/startPairing.ts";
 import healthz from "./system/healthz.ts";
 import openapi from "./system/openapi.ts";
 import createToken from "./tokens/createToken.ts";
@@ -57,6 +62,11 @@ const routes: RouteModule[] = [
   createSecret,
   putSecret,
   deleteSecret,
+  startPairing,
+  pollPairing,
+  approvePairing,
+  redirectPairStart,
+  pages,
 ];
 
 export function registerRoutes(app: App, ctx: AppContext): void {

@@ -3,6 +3,7 @@ import type { Dialect } from "../dialect.ts";
 import * as m001 from "./001-accounts.ts";
 import * as m002 from "./002-apps.ts";
 import * as m003 from "./003-app-storage.ts";
+import * as m004 from "./004-pairings.ts";
 import * as m005 from "./005-secrets.ts";
 import * as m006 from "./006-leases.ts";
 
@@ -16,6 +17,7 @@ const steps: Record<string, Step> = {
   "001-accounts": m001,
   "002-apps": m002,
   "003-app-storage": m003,
+  "004-pairings": m004,
   "005-secrets": m005,
   "006-leases": m006,
 };

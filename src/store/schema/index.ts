@@ -3,6 +3,7 @@ import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-stor
 import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { LeasesTable } from "./leases.ts";
+import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { SecretsTable } from "./secrets.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
@@ -20,6 +21,8 @@ export interface Database {
   app_storage_usage: AppStorageUsageTable;
   activity_events: ActivityEventsTable;
   activity_counts: ActivityCountsTable;
+  pairings: PairingsTable;
+  pairing_guards: PairingGuardsTable;
   secrets: SecretsTable;
   leases: LeasesTable;
 }
@@ -33,6 +36,8 @@ export type {
   AppVersionsTable,
   AppsTable,
   LeasesTable,
+  PairingGuardsTable,
+  PairingsTable,
   SecretsTable,
   SessionsTable,
   TokensTable,

@@ -1,0 +1,46 @@
+import type { FastifyReply } from "fastify";
+import { html, unsafeRaw, type HtmlValue, type SafeHtml } from "./html.ts";
+import { PAGE_CSS, PAGE_CSS_HASH } from "./styles.ts";
+
+export interface PageOptions {
+  title: string;
+  /** The signed-in person's handle, shown in the header. */
+  handle?: string | null;
+  body: HtmlValue;
+}
+
+/** The shared document around every server-rendered page. */
+export function layout(options: PageOptions): SafeHtml {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · Brickyard</title>
+<style>${unsafeRaw(PAGE_CSS)}</style>
+</head>
+<body>
+<header><span class="brand">Brickyard</span>${options.handle != null && html`<span class="who">Signed in as @${options.handle}</span>`}</header>
+<main>
+${options.body}
+</main>
+</body>
+</html>
+`;
+}
+
+// No script runs on these pages; only our own stylesheet and forms to ourselves. Framing is
+// refused so an approval button cannot be overlaid by another site (clickjacking), and codes in
+// the URL never leave in a Referer to another site. Not `no-referrer`: under it Chromium sends
+// `Origin: null` on our own form posts, which the Origin rule must then refuse.
+const PAGE_HEADERS = {
+  "Content-Security-Policy": `default-src 'none'; style-src '${PAGE_CSS_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  "X-Frame-Options": "DENY",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "same-origin",
+  "Cache-Control": "no-store",
+};
+
+export function sendPage(reply: FastifyReply, page: SafeHtml, status = 200): FastifyReply {
+  return reply.status(status).headers(PAGE_HEADERS).type("text/html; charset=utf-8").send(page.value);
+}

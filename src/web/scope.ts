@@ -1,0 +1,39 @@
+import type { FastifyError } from "fastify";
+import type { AppContext } from "../context.ts";
+import { apiError, type ApiError } from "../errors/index.ts";
+import { toApiError } from "../http/error-handler.ts";
+import type { App } from "../http/types.ts";
+import { sendPage } from "./layout.ts";
+import { errorPage } from "./pages/common.ts";
+
+export type PageRoute = (app: App, ctx: AppContext) => void;
+
+// A form carries a code, a decision or a password; nothing a page posts comes near this.
+const FORM_BODY_LIMIT = 16 * 1024;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Registers server-rendered pages in their own Fastify scope, where three things differ from the
+ * JSON API: HTML form bodies parse (only here, so no API route accepts a cross-site form post),
+ * every form POST must carry our Origin (browsers send it on form posts; this also stops login
+ * CSRF on `/sign-in`, which has no session to check), and failures render as pages.
+ */
+export function registerPages(app: App, ctx: AppContext, pages: readonly PageRoute[]): void {
+  void app.register((scope: App, _options, done) => {
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: FORM_BODY_LIMIT }, (_request, body, parsed) => {
+      parsed(null, Object.fromEntries(new URLSearchParams(String(body))));
+    });
+    scope.addHook("onRequest", (request, _reply, next) => {
+      if (SAFE_METHODS.has(request.method) || request.headers.origin === new URL(ctx.config.baseUrl).origin) return next();
+      next(apiError("forbidden", "this form must be sent from this service's own pages (Origin mismatch)"));
+    });
+    scope.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+      const failure = toApiError(error, request);
+      if (failure.status >= 500) request.log.error({ err: error, requestId: request.id }, "unexpected error on a page");
+      void reply.headers(failure.headers);
+      return sendPage(reply, errorPage(failure), failure.status);
+    });
+    for (const page of pages) page(scope, ctx);
+    done();
+  });
+}

@@ -1,0 +1,35 @@
+import { createHash } from "node:crypto";
+
+// One stylesheet for every server-rendered page, inlined so a page is a single response. The
+// page CSP allows exactly this text by its hash, so no other style (or any script) can run.
+export const PAGE_CSS = `
+:root { color-scheme: light dark; --fg: #1b1b1f; --muted: #5b5b66; --bg: #f6f5f2; --card: #fff; --line: #d9d6cf;
+  --accent: #b4461f; --button: #1b1b1f; --button-fg: #fff; --error: #a4161a; }
+@media (prefers-color-scheme: dark) { :root { --fg: #ecebe8; --muted: #a9a8b3; --bg: #17171a; --card: #222226;
+  --line: #3a3a40; --accent: #f08a5d; --button: #ecebe8; --button-fg: #17171a; --error: #ff8a8a; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+header { padding: 1rem 1.5rem; display: flex; justify-content: space-between; gap: 1rem; flex-wrap: wrap; }
+header .brand { font-weight: 700; color: var(--accent); }
+header .who { color: var(--muted); }
+main { max-width: 34rem; margin: 2rem auto; padding: 2rem; background: var(--card); border: 1px solid var(--line); border-radius: 12px; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+p { margin: 0 0 1rem; }
+.muted { color: var(--muted); }
+.error { color: var(--error); font-weight: 600; }
+.code { font: 700 2rem/1.2 ui-monospace, "SFMono-Regular", Menlo, monospace; letter-spacing: 0.12em; text-align: center;
+  padding: 1rem; border: 2px dashed var(--line); border-radius: 8px; margin: 0 0 1.5rem; }
+.label { font-weight: 700; overflow-wrap: anywhere; }
+.nowrap { white-space: nowrap; }
+form { margin: 0; }
+label { display: block; font-weight: 600; margin: 0 0 0.25rem; }
+input { display: block; width: 100%; font: inherit; padding: 0.6rem 0.75rem; margin: 0 0 1rem; color: var(--fg);
+  background: var(--bg); border: 1px solid var(--line); border-radius: 8px; }
+.actions { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.button { display: block; width: 100%; min-height: 2.75rem; font: inherit; font-weight: 600; padding: 0.6rem 1rem; cursor: pointer;
+  color: var(--button-fg); background: var(--button); border: 2px solid var(--button); border-radius: 8px; }
+input:focus-visible, .button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+a { color: var(--accent); }
+`;
+
+export const PAGE_CSS_HASH = `sha256-${createHash("sha256").update(PAGE_CSS).digest("base64")}`;

@@ -1,0 +1,58 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+
+// Debian's Chromium (`apt-get install chromium`; .ci/run installs it), driven by playwright-core,
+// which ships no browser of its own.
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+/** Where screenshots go; gitignored, kept by CI as test artifacts. */
+export const ARTIFACTS_DIR = resolve(import.meta.dirname, "../../test-artifacts");
+
+export interface TestBrowser {
+  context: BrowserContext;
+  newPage(): Promise<Page>;
+  /** Saves a full-page PNG as test-artifacts/<name>.png and returns its path. */
+  screenshot(page: Page, name: string): Promise<string>;
+  /** Closes the browser and removes its profile. */
+  close(): Promise<void>;
+}
+
+/** A real Chromium with a fresh, throwaway profile: no cookies or cache from any other test. */
+export async function launchBrowser(): Promise<TestBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), "brickyard-chromium-"));
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  } catch (error) {
+    rmSync(profile, { recursive: true, force: true });
+    throw new Error(`could not start Chromium at ${CHROMIUM_PATH} (apt-get install chromium): ${String(error)}`, { cause: error });
+  }
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  return {
+    context,
+    newPage: () => context.newPage(),
+    async screenshot(page, name) {
+      const path = join(ARTIFACTS_DIR, `${name}.png`);
+      await page.screenshot({ path, fullPage: true });
+      return path;
+    },
+    async close() {
+      try {
+        await context.close();
+      } finally {
+        rmSync(profile, { recursive: true, force: true });
+      }
+    },
+  };
+}
