@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import { html, unsafeRaw, type HtmlValue, type SafeHtml } from "./html.ts";
 import { PAGE_CSS, PAGE_CSS_HASH } from "./styles.ts";
@@ -7,6 +8,8 @@ export interface PageOptions {
   /** The signed-in person's handle, shown in the header. */
   handle?: string | null;
   body: HtmlValue;
+  /** A page's own inline script; it runs only with this response's nonce (see sendPage). */
+  script?: { nonce: string; source: string };
 }
 
 /** The shared document around every server-rendered page. */
@@ -24,6 +27,7 @@ export function layout(options: PageOptions): SafeHtml {
 <main>
 ${options.body}
 </main>
+${options.script !== undefined && html`<script nonce="${options.script.nonce}">${unsafeRaw(options.script.source)}</script>`}
 </body>
 </html>
 `;
@@ -41,6 +45,21 @@ const PAGE_HEADERS = {
   "Cache-Control": "no-store",
 };
 
-export function sendPage(reply: FastifyReply, page: SafeHtml, status = 200): FastifyReply {
-  return reply.status(status).headers(PAGE_HEADERS).type("text/html; charset=utf-8").send(page.value);
+/**
+ * Sends a page with the headers above. A page that needs a script passes the nonce it rendered
+ * the script with; that script, and nothing else, may run and talk to this origin.
+ */
+export function sendPage(reply: FastifyReply, page: SafeHtml, status = 200, options: { scriptNonce?: string } = {}): FastifyReply {
+  const headers =
+    options.scriptNonce === undefined
+      ? PAGE_HEADERS
+      : {
+          ...PAGE_HEADERS,
+          "Content-Security-Policy": `${PAGE_HEADERS["Content-Security-Policy"]}; script-src 'nonce-${options.scriptNonce}'; connect-src 'self'`,
+        };
+  return reply.status(status).headers(headers).type("text/html; charset=utf-8").send(page.value);
+}
+
+export function newNonce(): string {
+  return randomBytes(16).toString("base64");
 }

@@ -37,13 +37,11 @@ export default function callOperation(app: App, ctx: AppContext): void {
         const principal = await principalOf(ctx, request);
         const record = await ctx.apps.find(request.params.id);
         const caller = operationCaller(principal, record);
-        const code = await ctx.apps.codeAt(record.id, record.revision);
-        if (code === null) throw apiError("app_not_found", `no app ${record.id}`);
         const value = await ctx.operations.call({
           app: {
             id: record.id,
             revision: record.revision,
-            manifest: code.manifest,
+            manifest: record.manifest,
             plan: await ownerPlan(ctx, record.ownerUserId),
             secretsVersion: record.ownerUserId === null ? 0 : await ctx.secrets.version({ ownerUserId: record.ownerUserId, manifestId: record.manifestId }),
           },

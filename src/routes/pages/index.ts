@@ -2,11 +2,14 @@ import type { AppContext } from "../../context.ts";
 import type { App } from "../../http/types.ts";
 import { registerPages } from "../../web/scope.ts";
 import decidePairing from "./decidePairing.ts";
+import getClaimPage from "./getClaimPage.ts";
 import getPairPage from "./getPairPage.ts";
+import postClaimConfirm from "./postClaimConfirm.ts";
+import postClaimSession from "./postClaimSession.ts";
 import getSignIn from "./getSignIn.ts";
 import postSignIn from "./postSignIn.ts";
 
 /** Every server-rendered page, in the page scope (form bodies, Origin rule, HTML errors). */
 export default function pages(app: App, ctx: AppContext): void {
-  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing]);
+  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm]);
 }
