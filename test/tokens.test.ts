@@ -79,6 +79,13 @@ describeEachDialect("user tokens", (dialect) => {
     expect(expired.body.error.kind).toBe("token_expired");
   });
 
+  it("mints with no body at all", async () => {
+    const user = await createUser(server);
+    const res = await server.client.request("POST", "/api/token", undefined, { token: user.token });
+    expect(res.status).toBe(201);
+    expect(res.body.name).toBeNull();
+  });
+
   it("refuses out-of-range expiry and unknown fields", async () => {
     const user = await createUser(server);
     for (const body of [{ expires_in_days: 8 }, { expires_in_days: 0 }, { expires_in_days: "3" }, { scope: "all" }]) {

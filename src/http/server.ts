@@ -38,6 +38,13 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, response: { ...errorResponses, ...(route.schema?.response as object | undefined) } };
   });
+  // A POST with no body at all (`curl -X POST …`) means "no fields" when the body schema is an
+  // object that requires none; Fastify would otherwise refuse it as a missing body.
+  app.addHook("preValidation", (request, _reply, done) => {
+    const schema = request.routeOptions.schema?.body as { type?: unknown; required?: unknown[] } | undefined;
+    if (request.body === undefined && schema?.type === "object" && (schema.required ?? []).length === 0) request.body = {};
+    done();
+  });
   app.addHook("onSend", (request, reply, payload, done) => {
     void reply.header("x-request-id", request.id);
     done(null, payload);

@@ -15,11 +15,6 @@ export default function startPairing(app: App, ctx: AppContext): void {
         body: StartBody,
         response: { 200: StartResponse },
       },
-      // `curl -X POST …/api/pair/start` with no body at all is a fine way to start.
-      preValidation: (request, _reply, done) => {
-        request.body ??= {};
-        done();
-      },
       preHandler: limitPerIp(ctx, PAIR_START_PER_IP),
     },
     async (request) => {

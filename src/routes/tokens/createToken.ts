@@ -13,14 +13,12 @@ export default function createToken(app: App, ctx: AppContext): void {
         tags: ["tokens"],
         summary: "Mint a user token (plaintext returned once)",
         security: security.user,
-        body: Type.Optional(
-          Type.Object(
-            {
-              name: Type.Optional(Type.String({ minLength: 1, maxLength: 80 })),
-              expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 })),
-            },
-            { additionalProperties: false },
-          ),
+        body: Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 80 })),
+            expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 })),
+          },
+          { additionalProperties: false },
         ),
         response: {
           201: ok({
@@ -35,8 +33,8 @@ export default function createToken(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const principal = await requireUser(ctx, request);
-      const name = request.body?.name ?? null;
-      const issued = await ctx.tokens.mintUserToken(principal.userId, { name, days: request.body?.expires_in_days ?? 7 });
+      const name = request.body.name ?? null;
+      const issued = await ctx.tokens.mintUserToken(principal.userId, { name, days: request.body.expires_in_days ?? 7 });
       return reply.status(201).send({
         ok: true,
         id: issued.id,
