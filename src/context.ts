@@ -30,6 +30,11 @@ export interface AppDeps {
   clock?: Clock;
   /** Where logs go; stdout when omitted. Tests pass a stream to inspect them. */
   logStream?: Writable;
+  /**
+   * Tests only: hosts served by loopback HTTPS fixtures as if they were public origins. Set in
+   * code, never from the environment or a request; every other egress check still applies.
+   */
+  egressTestOverrides?: { hosts: Record<string, string>; caPem: string };
   /** Start background work (scheduler timers). Tests that drive time by hand turn it off. */
   background?: boolean;
 }
@@ -79,6 +84,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     dataDir: deps.config.dataDir,
     processes: deps.config.executors,
     code: appCodeSource(apps),
+    ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     storage,
     log: diag,
     clock,
@@ -131,7 +137,12 @@ function appCodeSource(apps: Apps): CodeSource {
     async load(appId, revision) {
       const code = await apps.codeAt(appId, revision);
       if (code === null) return null;
-      return { module: code.module, imports: [...code.manifest.capabilities.imports], routes: code.manifest.routes };
+      return {
+        module: code.module,
+        imports: [...code.manifest.capabilities.imports],
+        origins: [...code.manifest.capabilities.origins],
+        routes: code.manifest.routes,
+      };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +10,7 @@ import { Invocations } from "./invocations.ts";
 import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
 import { Quarantine } from "./quarantine.ts";
 import type { CodeSource, ExecutorCall, ExecutorOutcome } from "./types.ts";
+import type { EgressConfig } from "./workerd-config.ts";
 
 export interface ExecutorOptions {
   /** DATA_DIR; the executor makes a private 0700 directory inside it for config and sockets. */
@@ -18,6 +20,8 @@ export interface ExecutorOptions {
   code: CodeSource;
   /** Secrets for `env`; none when omitted. */
   secrets?: SecretValues;
+  /** Tests only: loopback fixtures served as public origins (see EgressConfig). */
+  egressTestOverrides?: EgressConfig["testOverrides"];
   storage: StorageBackend;
   log: LogSink;
   clock: Clock;
@@ -74,7 +78,8 @@ export class Executor {
     // through it and nothing else on the machine should.
     const dir = mkdtempSync(join(o.dataDir, "executor-"));
     chmodSync(dir, 0o700);
-    for (const file of ["supervisor.worker.js", "app-shim.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
+    for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
+    const egress: EgressConfig = { key: randomBytes(32).toString("base64url"), ...(o.egressTestOverrides ? { testOverrides: o.egressTestOverrides } : {}) };
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();
     const api = new InternalApi(internalSocketPath, {
@@ -83,8 +88,9 @@ export class Executor {
       storage: o.storage,
       log: o.log,
       secrets: o.secrets ?? { valuesFor: () => Promise.resolve({}) },
+      egressKey: egress.key,
     });
-    const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes };
+    const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes, egress };
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs));
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
     const executor = new Executor(invocations, pool, api, dir);

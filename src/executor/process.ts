@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { Agent, request } from "undici";
-import { renderConfig, workerdBinary } from "./workerd-config.ts";
+import { renderConfig, workerdBinary, type EgressConfig } from "./workerd-config.ts";
 
 export type StartupFailure = "address_in_use" | "config_invalid" | "exited" | "timeout";
 
@@ -28,6 +28,7 @@ export interface ProcessOptions {
   compatibilityDate: string;
   maxOldSpaceMb: number;
   startupTimeoutMs: number;
+  egress: EgressConfig;
 }
 
 export interface WorkerdResponse {
@@ -79,6 +80,8 @@ export class WorkerdProcess {
         internalSocketPath: o.internalSocketPath,
         supervisorFile: "supervisor.worker.js",
         shimFile: "app-shim.worker.js",
+        egressFile: "egress.worker.js",
+        egress: o.egress,
         compatibilityDate: o.compatibilityDate,
         maxOldSpaceMb: o.maxOldSpaceMb,
       }),

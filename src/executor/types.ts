@@ -29,6 +29,8 @@ export interface RouteSpec {
 export interface AppCode {
   module: string;
   imports: string[];
+  /** Exact `https://host[:port]` origins the app may fetch (manifest.capabilities.origins). */
+  origins: string[];
   routes: Record<string, RouteSpec>;
 }
 

@@ -15,38 +15,71 @@ export interface WorkerdConfigOptions {
   /** File names of the workers, relative to the config file's directory. */
   supervisorFile: string;
   shimFile: string;
+  egressFile: string;
   compatibilityDate: string;
   /** V8 old-space cap per isolate; a heap bomb past it aborts the process, which we restart. */
   maxOldSpaceMb: number;
+  egress: EgressConfig;
 }
+
+/** How app isolates reach the network (issue 5): only through the supervisor's Egress entrypoint. */
+export interface EgressConfig {
+  /** Lets the Egress entrypoint report refusals to the internal API; app code never sees it. */
+  key: string;
+  /**
+   * Tests only, set in code and never from a request or the environment: hosts served by a
+   * loopback fixture as if they were public origins, with the fixture's CA. Every other policy
+   * check still applies to them.
+   */
+  testOverrides?: { hosts: Record<string, string>; caPem: string };
+}
+
+// NAT64 and 6to4 embed IPv4 addresses the "public" filter cannot see through; 198.18/15 is
+// benchmarking space that often routes inside data centres.
+const EGRESS_DENY = ["64:ff9b::/96", "2002::/16", "198.18.0.0/15"];
 
 const q = (value: string): string => JSON.stringify(value);
 
 /**
  * The capnp text config of one executor process: the supervisor on its socket, the internal
- * API as an external service, nothing else. No `internet` service is used by app isolates:
- * they get `globalOutbound: null` from the supervisor.
+ * API as an external service, and the `internet` network service that only connects to public
+ * addresses. App isolates reach it only through the supervisor's Egress entrypoint.
  */
 export function renderConfig(o: WorkerdConfigOptions): string {
+  const overrides = Object.entries(o.egress.testOverrides?.hosts ?? {});
   return `using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
   services = [
     ( name = "supervisor",
       worker = (
-        modules = [ (name = "supervisor.js", esModule = embed ${q(o.supervisorFile)}) ],
+        modules = [
+          (name = "supervisor.js", esModule = embed ${q(o.supervisorFile)}),
+          (name = "egress.js", esModule = embed ${q(o.egressFile)}),
+        ],
         compatibilityDate = ${q(o.compatibilityDate)},
-        compatibilityFlags = ["experimental"],
+        compatibilityFlags = ["experimental", "enable_ctx_exports"],
         bindings = [
           (name = "LOADER", workerLoader = ()),
           (name = "INTERNAL", service = "internal"),
           (name = "SHIM", text = embed ${q(o.shimFile)}),
           (name = "COMPATIBILITY_DATE", text = ${q(o.compatibilityDate)}),
-        ],
+          (name = "INTERNET", service = "internet"),
+          (name = "EGRESS_KEY", text = ${q(o.egress.key)}),
+          (name = "EGRESS_OVERRIDES", json = ${q(JSON.stringify(Object.fromEntries(overrides.map(([host], i) => [host, `EGRESS_OVERRIDE_${i}`]))))}),
+${overrides.map((_, i) => `          (name = "EGRESS_OVERRIDE_${i}", service = "egress-override-${i}"),
+`).join("")}        ],
       )
     ),
     ( name = "internal", external = ( address = ${q(`unix:${o.internalSocketPath}`)}, http = () ) ),
-  ],
+    ( name = "internet", network = ( allow = ["public"], deny = [${EGRESS_DENY.map(q).join(", ")}], tlsOptions = ( trustBrowserCas = true ) ) ),
+${overrides
+  .map(
+    ([host, address], i) =>
+      `    ( name = "egress-override-${i}", external = ( address = ${q(address)}, https = ( tlsOptions = ( trustedCertificates = [${q(o.egress.testOverrides?.caPem ?? "")}] ), certificateHost = ${q(host.replace(/:\d+$/, ""))} ) ) ),
+`,
+  )
+  .join("")}  ],
   sockets = [ ( name = "http", address = ${q(`unix:${o.socketPath}`)}, http = (), service = "supervisor" ) ],
   v8Flags = [ ${q(`--max-old-space-size=${o.maxOldSpaceMb}`)} ],
 );

@@ -17,7 +17,7 @@ export class TestCodeSource implements CodeSource {
   loads = 0;
 
   publish(id: string, module: string, manifest: AppRecord["manifest"], revision = 1): AppRecord {
-    this.revisions.set(`${id}:${revision}`, { module, imports: manifest.capabilities?.imports ?? [], routes: manifest.routes ?? {} });
+    this.revisions.set(`${id}:${revision}`, { module, imports: manifest.capabilities?.imports ?? [], origins: manifest.capabilities?.origins ?? [], routes: manifest.routes ?? {} });
     return { id, revision, manifest };
   }
 

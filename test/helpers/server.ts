@@ -26,6 +26,8 @@ export interface TestServerOptions {
   logStream?: Writable;
   /** Run the scheduler's timer; off by default so tests call `ctx.scheduler.tick()` themselves. */
   background?: boolean;
+  /** Loopback HTTPS fixtures that app code may reach as if they were public origins. */
+  egressTestOverrides?: { hosts: Record<string, string>; caPem: string };
 }
 
 /**
@@ -53,6 +55,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     store,
     logStream: options.logStream,
     background: options.background ?? false,
+    ...(options.egressTestOverrides === undefined ? {} : { egressTestOverrides: options.egressTestOverrides }),
     ...(clock === undefined ? {} : { clock }),
   });
   await built.http.listen({ port: 0, host: "127.0.0.1" });

@@ -10,7 +10,8 @@ export const OPERATION_ID_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const DISPLAY_NAME_MAX = 100;
 const VERSION_MAX = 64;
 export const DESCRIPTION_MAX = 500;
-const ORIGIN_PATTERN = /^https:\/\/[a-z0-9.-]+(?::\d{1,5})?$/;
+// A host name, an IPv4 literal or a bracketed IPv6 literal; egress decides which addresses are reachable.
+const ORIGIN_PATTERN = /^https:\/\/(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
 const ROUTE_KEYS = new Set(["title", "description", "access", "input", "output"]);
 const CAPABILITY_KEYS = new Set(["imports", "exports", "origins"]);
 

@@ -14,7 +14,7 @@ export type Trigger = "http" | "routine" | "webhook" | "agent";
 export interface AppRecord {
   id: string;
   revision: number;
-  manifest: { routes?: Record<string, RouteSpec>; capabilities?: { imports?: string[] } };
+  manifest: { routes?: Record<string, RouteSpec>; capabilities?: { imports?: string[]; origins?: string[] } };
   /** The owner's plan (a team's for team apps); sets the run ceilings. Default free. */
   plan?: Plan;
   /** Changes when the app's secrets change (issue 5); part of the isolate's identity. */

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from "node:crypto";
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { ApiError, apiError, recovery } from "../../errors/index.ts";
@@ -16,6 +17,8 @@ interface Deps {
   storage: StorageBackend;
   log: LogSink;
   secrets: SecretValues;
+  /** Shared with the supervisor's Egress entrypoint only; lets it report refusals per app. */
+  egressKey: string;
 }
 
 type Handler = (inv: Invocation, body: Buffer, req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -54,7 +57,23 @@ export class InternalApi {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /**
+   * The Egress entrypoint refused an app's outbound fetch: a `capability_error` diag entry that
+   * names the origin and the reason (never a path or query, which may carry credentials).
+   */
+  private async egressRefused(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const key = req.headers["x-by-egress-key"];
+    if (typeof key !== "string" || !safeEqual(key, this.deps.egressKey)) throw apiError("forbidden", "not the egress entrypoint");
+    const body = JSON.parse((await readBody(req)).toString("utf8")) as { appId?: unknown; origin?: unknown; reason?: unknown };
+    if (typeof body.appId !== "string" || typeof body.origin !== "string" || typeof body.reason !== "string") {
+      throw apiError("invalid_request", "appId, origin and reason are required");
+    }
+    this.deps.log.emit(body.appId, { level: "error", message: `capability_error: outbound fetch to ${body.origin} refused: ${body.reason}` });
+    sendJson(res, 200, { ok: true });
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.url === "/egress/refused") return this.egressRefused(req, res);
     const header = req.headers["x-svc-invocation"];
     const invocation = this.deps.invocations.get(typeof header === "string" ? header : undefined);
     if (invocation === undefined) throw apiError("forbidden", "unknown or finished invocation");
@@ -64,7 +83,12 @@ export class InternalApi {
       if (code === null) throw apiError("app_not_found", "no code for this app revision");
       // Secrets are read here, when an isolate is built for (app, revision, secrets version),
       // never cached with the code: a change makes a new version and so a new isolate.
-      sendJson(res, 200, { module: code.module, vars: await this.deps.secrets.valuesFor(invocation.appId) });
+      sendJson(res, 200, {
+        appId: invocation.appId,
+        module: code.module,
+        origins: code.origins,
+        vars: await this.deps.secrets.valuesFor(invocation.appId),
+      });
       return;
     }
     const route = this.routes[path];
@@ -217,4 +241,10 @@ function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   sendJson(res, 502, { ok: false, error: { kind: "capability_error", message: "the storage backend failed" } });
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -1,23 +1,25 @@
 // Runs INSIDE workerd. Loads each (app, revision, secrets version) into its own isolate through
 // the Worker Loader and forwards the op request to it. Kept small: policy lives in Node.
 
+export { Egress } from "./egress.js";
+
 const CONTROL = "/__brickyard/";
 
 export default {
-  async fetch(request, env) {
+  async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
     if (pathname === CONTROL + "ping") return new Response("ok");
     const key = request.headers.get("x-by-key");
     if (!key) return new Response("missing x-by-key", { status: 400 });
     if (pathname === CONTROL + "evict") return evict(env, key);
-    return run(request, env, key);
+    return run(request, env, ctx, key);
   },
 };
 
-async function run(request, env, key) {
+async function run(request, env, ctx, key) {
   const invocation = request.headers.get("x-svc-invocation") ?? "";
   const caps = (request.headers.get("x-by-caps") ?? "").split(",").filter(Boolean);
-  const worker = env.LOADER.get(key, () => loadCode(env, invocation, caps));
+  const worker = env.LOADER.get(key, () => loadCode(env, ctx, invocation, caps));
   const headers = new Headers({ "content-type": "application/json" });
   for (const [name, value] of request.headers) if (name.startsWith("x-svc-")) headers.set(name, value);
   const op = request.headers.get("x-svc-op") ?? "";
@@ -30,7 +32,7 @@ async function run(request, env, key) {
   }
 }
 
-async function loadCode(env, invocation, caps) {
+async function loadCode(env, ctx, invocation, caps) {
   // The code endpoint answers for the invocation's own (app, revision) and nothing else.
   const res = await env.INTERNAL.fetch("http://internal/code", { headers: { "x-svc-invocation": invocation } });
   if (!res.ok) throw new Error(`code unavailable (${res.status})`);
@@ -40,8 +42,8 @@ async function loadCode(env, invocation, caps) {
     mainModule: "brickyard-shim.js",
     modules: { "brickyard-shim.js": env.SHIM, "app.js": code.module },
     env: { INTERNAL: env.INTERNAL, CAPS: caps, VARS: code.vars ?? {} },
-    // No egress until issue 5 routes this to an egress entrypoint bound to the app.
-    globalOutbound: null,
+    // Every fetch() and connect() of the app goes through Egress, which knows what it declared.
+    globalOutbound: ctx.exports.Egress({ props: { appId: code.appId, origins: code.origins ?? [] } }),
   };
 }
 
