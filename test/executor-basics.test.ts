@@ -46,7 +46,8 @@ describeEachDialect("executor: op calls through workerd", (dialect) => {
     const value = (await h.call(app, "probe")) as { keys: string[]; kv: string; fetched: string };
     expect(value.keys).toEqual(["LOG"]);
     expect(value.kv).toBe("undefined");
-    expect(value.fetched).toMatch(/not permitted to access the internet/);
+    // With no declared origins, every fetch is refused by the egress policy.
+    expect(value.fetched).toMatch(/EgressRefused: .* is not declared in manifest.capabilities.origins/);
   });
 
   it("refuses a write from a read op with forbidden_write and fix_route_label", async () => {
