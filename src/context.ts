@@ -7,6 +7,10 @@ import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { Operations } from "./domain/operations/index.ts";
+import { AppRunner } from "./domain/operations/as-app.ts";
+import { Routines } from "./domain/routines/routines.ts";
+import { WebhookDelivery } from "./domain/webhooks/delivery.ts";
+import { Webhooks } from "./domain/webhooks/webhooks.ts";
 import { AppStorage } from "./domain/storage/index.ts";
 import { Executor } from "./executor/executor.ts";
 import type { CodeSource } from "./executor/types.ts";
@@ -56,6 +60,12 @@ export interface AppContext {
   executor: Executor;
   /** Runs declared operations: validation, ceilings, the executor call, the result envelope. */
   operations: Operations;
+  /** Timer-driven op calls (issue 8); the scheduler's `routines` job ticks them. */
+  routines: Routines;
+  /** Webhook CRUD and the delivery log. */
+  webhooks: Webhooks;
+  /** The steps of a delivery to `POST /api/v1/hooks/{id}`, and the delivery retention sweep. */
+  deliveries: WebhookDelivery;
 }
 
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
@@ -76,19 +86,25 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     log: diag,
     clock,
   });
+  const operations = new Operations(executor, diag, activity, clock, deps.config.baseUrl);
+  const users = new Users(db, clock);
+  const runner = new AppRunner(apps, users, operations);
   return {
+    routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
+    webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config),
+    deliveries: new WebhookDelivery(db, clock, runner),
     storage,
     diag,
     activity,
     executor,
-    operations: new Operations(executor, diag, activity, clock, deps.config.baseUrl),
+    operations,
     log,
     scheduler: new Scheduler(db, clock, log),
     config: deps.config,
     clock,
     store: deps.store,
     db,
-    users: new Users(db, clock),
+    users,
     sessions: new Sessions(db, clock),
     tokens,
     secrets: new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir)),

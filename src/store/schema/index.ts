@@ -3,10 +3,12 @@ import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-stor
 import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { LeasesTable } from "./leases.ts";
+import type { RoutinesTable } from "./routines.ts";
 import type { SecretsTable } from "./secrets.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
+import type { WebhookDeliveriesTable, WebhooksTable } from "./webhooks.ts";
 
 /** The whole schema as Kysely sees it: one entry per table, one file per table beside this one. */
 export interface Database {
@@ -22,6 +24,9 @@ export interface Database {
   activity_counts: ActivityCountsTable;
   secrets: SecretsTable;
   leases: LeasesTable;
+  routines: RoutinesTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type {
@@ -33,8 +38,11 @@ export type {
   AppVersionsTable,
   AppsTable,
   LeasesTable,
+  RoutinesTable,
   SecretsTable,
   SessionsTable,
   TokensTable,
   UsersTable,
+  WebhookDeliveriesTable,
+  WebhooksTable,
 };
