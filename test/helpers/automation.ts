@@ -18,7 +18,7 @@ export function automationModule(id: string): string {
     optional: { access: "write", input: { type: "object", properties: { n: { type: "integer" } }, additionalProperties: false } },
     count: { access: "read", output: { type: "object", properties: { ticks: { type: "integer" } }, required: ["ticks"] } },
     whoami: { access: "read" },
-    ingest: { access: "write", input: { type: "object", required: ["kind", "event"], properties: { kind: { type: "string" }, event: { type: "object" } } } },
+    ingest: { title: "Store an event", access: "write", input: { type: "object", minProperties: 1 }, output: { type: "object", required: ["key"] } },
     read: { access: "read", input: { type: "object", properties: { key: { type: "string" } }, required: ["key"] } },
   },
 };
@@ -50,8 +50,9 @@ export default {
           body,
         } });
       case "ingest": {
-        const key = body.kind + ":" + (body.event.id ?? body.event.after ?? "unknown");
-        await env.KV.set(key, body.event);
+        // Stripe events carry an id; GitHub pushes are named by repository and commit range.
+        const key = body.object === "event" ? "stripe:" + body.id : "github:" + body.repository.full_name + ":" + body.before;
+        await env.KV.set(key, body);
         return Response.json({ ok: true, value: { key } });
       }
       case "read":

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import { DAY, iso } from "../../config/clock.ts";
 import type { Database } from "../../store/index.ts";
 import type { WebhookDeliveriesTable } from "../../store/schema/webhooks.ts";
@@ -69,7 +69,7 @@ export async function insertDelivery(db: Kysely<Database>, d: DeliveryInput): Pr
 export async function listDeliveries(db: Kysely<Database>, webhookId: string, limit: number, before: number | null): Promise<DeliveryView[]> {
   let query = db.selectFrom("webhook_deliveries").selectAll().where("webhook_id", "=", webhookId);
   if (before !== null) query = query.where("ts", "<", before);
-  const rows = await query.orderBy("ts", "desc").orderBy("id", "desc").limit(limit).execute();
+  const rows = await query.orderBy("ts", "desc").orderBy("seq", "desc").limit(limit).execute();
   return rows.map(deliveryView);
 }
 
@@ -95,7 +95,7 @@ export function capBody(text: string, cap: number): { body: string; truncated: b
   return { body: bytes.subarray(0, end).toString("utf8"), truncated: true };
 }
 
-function deliveryView(row: WebhookDeliveriesTable): DeliveryView {
+function deliveryView(row: Selectable<WebhookDeliveriesTable>): DeliveryView {
   return {
     id: row.id,
     ts: iso(Number(row.ts)),

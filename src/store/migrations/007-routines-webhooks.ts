@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
+import type { Dialect } from "../dialect.ts";
 
-export async function up(db: Kysely<unknown>): Promise<void> {
+export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema
     .createTable("routines")
     .addColumn("id", "text", (c) => c.primaryKey())
@@ -42,9 +43,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
 
   // No foreign key to webhooks: a deleted webhook's records stay to age out (spec Limits).
-  await db.schema
-    .createTable("webhook_deliveries")
-    .addColumn("id", "text", (c) => c.primaryKey())
+  // `seq` orders records that share a millisecond; an autoincrementing key is spelled per dialect.
+  const seq = db.schema.createTable("webhook_deliveries");
+  await (dialect === "sqlite" ? seq.addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement()) : seq.addColumn("seq", "bigserial", (c) => c.primaryKey()))
+    .addColumn("id", "text", (c) => c.notNull().unique())
     .addColumn("webhook_id", "text", (c) => c.notNull())
     .addColumn("app_id", "text", (c) => c.notNull().references("apps.id").onDelete("cascade"))
     .addColumn("ts", "bigint", (c) => c.notNull())

@@ -1,3 +1,5 @@
+import type { Generated } from "kysely";
+
 /** Inbound delivery URLs for one declared op of an app (spec: Webhook). Removed with the app. */
 export interface WebhooksTable {
   /** `webhook_<uuid>`. */
@@ -25,6 +27,8 @@ export interface WebhooksTable {
  * not the webhook: records outlive a deleted webhook and age out, but go with the app.
  */
 export interface WebhookDeliveriesTable {
+  /** Insertion order, to sort records that share a timestamp. */
+  seq: Generated<number>;
   id: string;
   webhook_id: string;
   app_id: string;
