@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { HOUR, ManualClock, MINUTE } from "../src/config/clock.ts";
+import { HOUR, MINUTE, type ManualClock } from "../src/config/clock.ts";
 import { callAsOwner, createOwnedApp } from "./helpers/automation.ts";
 import { createAnonymousApp, expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { DAY, ManualClock } from "../src/config/clock.ts";
+import { DAY, type ManualClock } from "../src/config/clock.ts";
 import { mintToken } from "../src/domain/tokens/format.ts";
 import { createOwnedApp } from "./helpers/automation.ts";
 import { createAnonymousApp, expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
