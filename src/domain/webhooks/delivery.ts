@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
-import { apiError, type ApiError } from "../../errors/index.ts";
+import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import type { AppRunner } from "../operations/as-app.ts";
@@ -12,7 +12,8 @@ import { WEBHOOK_ID } from "./webhooks.ts";
 /** A webhook being delivered to, with what its record needs. */
 export interface DeliveryTarget {
   row: WebhooksTable;
-  ownerUserId: string | null;
+  /** The app owner's plan: it caps the stored bodies. */
+  plan: Plan;
 }
 
 export interface DeliveryResult {
@@ -45,13 +46,14 @@ export class WebhookDelivery {
     const found = await this.db
       .selectFrom("webhooks")
       .innerJoin("apps", "apps.id", "webhooks.app_id")
+      .leftJoin("users", "users.id", "apps.owner_user_id")
       .selectAll("webhooks")
-      .select("apps.owner_user_id")
+      .select("users.plan")
       .where("webhooks.id", "=", id)
       .executeTakeFirst();
     if (found === undefined) throw missing();
-    const { owner_user_id, ...row } = found;
-    return { row, ownerUserId: owner_user_id };
+    const { plan, ...row } = found;
+    return { row, plan: (plan ?? "free") as Plan };
   }
 
   /** 401 `unauthorized` unless `presented` is the webhook's current secret. */
@@ -83,9 +85,10 @@ export class WebhookDelivery {
 
   /** Records the request (every one that reaches here) and, for attempted deliveries, the webhook's last outcome. */
   async record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): Promise<void> {
-    const plan = await this.runner.planOf(target.ownerUserId);
     const outcome = result.error === null ? "success" : "failure";
-    await insertDelivery(this.db, {
+    // One transaction: one commit (one fsync on SQLite) for the record and the webhook's outcome.
+    await this.db.transaction().execute(async (trx) => {
+      await insertDelivery(trx, {
       webhookId: target.row.id,
       appId: target.row.app_id,
       ts: result.ts,
@@ -95,21 +98,22 @@ export class WebhookDelivery {
       request,
       response: result.response,
       durationMs: result.durationMs,
-      capBytes: PLAN_LIMITS[plan].delivery_body_bytes,
+        capBytes: PLAN_LIMITS[target.plan].delivery_body_bytes,
+      });
+      if (!result.attempted) return;
+      const error = result.error === null ? null : JSON.stringify({ kind: result.error.kind, message: result.error.message });
+      await trx
+        .updateTable("webhooks")
+        .set({
+          last_run_at: result.ts,
+          last_outcome: outcome,
+          last_error: error,
+          // Diagnostic only: webhooks never disable themselves (spec: Webhook states).
+          consecutive_failures: error === null ? 0 : sql<number>`consecutive_failures + 1`,
+        })
+        .where("id", "=", target.row.id)
+        .execute();
     });
-    if (!result.attempted) return;
-    const error = result.error === null ? null : JSON.stringify({ kind: result.error.kind, message: result.error.message });
-    await this.db
-      .updateTable("webhooks")
-      .set({
-        last_run_at: result.ts,
-        last_outcome: outcome,
-        last_error: error,
-        // Diagnostic only: webhooks never disable themselves (spec: Webhook states).
-        consecutive_failures: error === null ? 0 : sql<number>`consecutive_failures + 1`,
-      })
-      .where("id", "=", target.row.id)
-      .execute();
   }
 
   /** The retention sweep job. */
