@@ -221,6 +221,19 @@ describeEachDialect("webhooks API and delivery", (dialect) => {
     expectError(await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries?limit=0`, { token: user.token }), 400, "invalid_request");
   });
 
+  it("a delivery that meets the app's concurrent-run ceiling waits for a slot and is recorded as deferred", async () => {
+    const appId = await createOwnedApp(server, owner.token, "hook-busy");
+    const hook = (await create(owner.token, appId, { op: "slow" })).body.webhook;
+    // Free plan: 8 runs at once. 12 deliveries of a 400 ms op at the same moment.
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => deliver(hook.id, { i }, { token: hook.secret })));
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 12 }, () => 200));
+    expect(results.map((r) => r.body.value.i).sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    const outcomes = (await records(hook.id)).map((r: { outcome: string }) => r.outcome);
+    expect(outcomes).toHaveLength(12);
+    expect(outcomes.filter((o: string) => o === "deferred").length).toBeGreaterThanOrEqual(1);
+    expect(outcomes.every((o: string) => o === "deferred" || o === "success")).toBe(true);
+  });
+
   it("deleting a webhook keeps its records to age out; deleting the app removes them", async () => {
     const appId = await createOwnedApp(server, owner.token, "hook-delete");
     const hook = (await create(owner.token, appId, { op: "whoami" })).body.webhook;

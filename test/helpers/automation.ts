@@ -4,7 +4,7 @@ import type { TestServer } from "./server.ts";
 /**
  * An app for routine and webhook suites: `tick` counts its runs in KV, `flaky` fails while the
  * KV flag `fail` is set, `needs` has a required input field, `ingest`/`read` store and return
- * delivered payloads, `whoami` reports the headers the app saw.
+ * delivered payloads, `whoami` reports the headers the app saw, `slow` answers after 400 ms.
  */
 export function automationModule(id: string): string {
   return `export const manifest = {
@@ -19,6 +19,7 @@ export function automationModule(id: string): string {
     count: { access: "read", output: { type: "object", properties: { ticks: { type: "integer" } }, required: ["ticks"] } },
     whoami: { access: "read" },
     ingest: { title: "Store an event", access: "write", input: { type: "object", minProperties: 1 }, output: { type: "object", required: ["key"] } },
+    slow: { access: "read" },
     read: { access: "read", input: { type: "object", properties: { key: { type: "string" } }, required: ["key"] } },
   },
 };
@@ -55,6 +56,9 @@ export default {
         await env.KV.set(key, body);
         return Response.json({ ok: true, value: { key } });
       }
+      case "slow":
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        return Response.json({ ok: true, value: body });
       case "read":
         return Response.json({ ok: true, value: (await env.KV.get(body.key)) ?? null });
       default:

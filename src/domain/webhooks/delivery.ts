@@ -1,6 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
-import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
+import { setTimeout as delay } from "node:timers/promises";
+import { apiError, ApiError, type Plan } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import type { AppRunner } from "../operations/as-app.ts";
@@ -8,6 +9,10 @@ import { PLAN_LIMITS } from "../plans.ts";
 import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
 import { secretMatches } from "./secret.ts";
 import { WEBHOOK_ID } from "./webhooks.ts";
+
+// Senders time out after about 10 s (GitHub) to 30 s (Stripe); waiting longer helps no one.
+export const DEFER_MAX_MS = 10_000;
+const DEFER_POLL_MS = 25;
 
 /** A webhook being delivered to, with what its record needs. */
 export interface DeliveryTarget {
@@ -25,6 +30,8 @@ export interface DeliveryResult {
   error: ApiError | null;
   /** True once the request passed its secret, rate and enabled checks and the body was looked at. */
   attempted: boolean;
+  /** The op ran only after waiting for the app's concurrent-run ceiling to clear. */
+  deferred: boolean;
   durationMs: number;
 }
 
@@ -71,8 +78,12 @@ export class WebhookDelivery {
     if (Number(target.row.enabled) !== 1) throw apiError("webhook_disabled", "this webhook is disabled by its owner; deliveries are refused until it is enabled");
   }
 
-  /** Parses the body as a JSON object and runs the target op as the app; returns the op's value. */
-  async run(target: DeliveryTarget, raw: Buffer): Promise<unknown> {
+  /**
+   * Parses the body as a JSON object and runs the target op as the app. A delivery that meets the
+   * app's concurrent-run ceiling waits for a slot (DECISIONS §8 `deferred`) rather than bouncing
+   * the sender, up to DEFER_MAX_MS; past that the 429 `app_busy` stands.
+   */
+  async run(target: DeliveryTarget, raw: Buffer): Promise<{ value: unknown; deferred: boolean }> {
     let input: unknown;
     try {
       input = JSON.parse(raw.toString("utf8"));
@@ -80,12 +91,22 @@ export class WebhookDelivery {
       throw apiError("invalid_request", "the body is not valid JSON; send a JSON object");
     }
     if (typeof input !== "object" || input === null || Array.isArray(input)) throw apiError("invalid_request", "the body must be a JSON object");
-    return this.runner.run(target.row.app_id, target.row.op, input, "webhook", { "x-svc-webhook": target.row.id });
+    const started = Date.now();
+    for (let deferred = false; ; deferred = true) {
+      try {
+        return { value: await this.runner.run(target.row.app_id, target.row.op, input, "webhook", { "x-svc-webhook": target.row.id }), deferred };
+      } catch (error) {
+        const busy = error instanceof ApiError && error.kind === "app_busy" && error.fields.limit === "concurrent_runs";
+        // Real time, not the service clock: a slot frees when a running op ends, whatever the clock says.
+        if (!busy || Date.now() - started >= DEFER_MAX_MS) throw error;
+        await delay(DEFER_POLL_MS);
+      }
+    }
   }
 
   /** Records the request (every one that reaches here) and, for attempted deliveries, the webhook's last outcome. */
   async record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): Promise<void> {
-    const outcome = result.error === null ? "success" : "failure";
+    const outcome = result.error !== null ? "failure" : result.deferred ? "deferred" : "success";
     // One transaction: one commit (one fsync on SQLite) for the record and the webhook's outcome.
     await this.db.transaction().execute(async (trx) => {
       await insertDelivery(trx, {

@@ -50,8 +50,8 @@ export default function deliverWebhook(app: App, ctx: AppContext): void {
         const ts = ctx.clock.now();
         const target = await ctx.deliveries.target(request.params.webhookId);
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const finish = async (status: number, response: string, error: ApiError | null, attempted: boolean): Promise<void> => {
-          const result: DeliveryResult = { ts, status, response, error, attempted, durationMs: Math.round(performance.now() - started) };
+        const finish = async (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): Promise<void> => {
+          const result: DeliveryResult = { ts, status, response, error, attempted, deferred, durationMs: Math.round(performance.now() - started) };
           await ctx.deliveries.record(target, raw, result);
         };
         let attempted = false;
@@ -60,8 +60,9 @@ export default function deliverWebhook(app: App, ctx: AppContext): void {
           limitPerWebhook(ctx, request, reply, target);
           ctx.deliveries.assertEnabled(target);
           attempted = true;
-          const body = { ok: true as const, value: await ctx.deliveries.run(target, raw) };
-          await finish(200, JSON.stringify(body), null, true);
+          const { value, deferred } = await ctx.deliveries.run(target, raw);
+          const body = { ok: true as const, value };
+          await finish(200, JSON.stringify(body), null, true, deferred);
           return body;
         } catch (error) {
           const failure = error instanceof ApiError ? error : unexpected(request, error);
