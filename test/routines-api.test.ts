@@ -55,7 +55,7 @@ describeEachDialect("routines API", (dialect) => {
     const one = await server.client.get(`/api/v1/routines/${routine.id}`, { token: owner.token });
     expect(one.body).toEqual({ ok: true, routine });
     const perApp = await server.client.get(`/api/v1/apps/${appId}/routines`, { token: owner.token });
-    expect(perApp.body.routines.map((r: { op: string }) => r.op)).toEqual(["tick", "optional"]);
+    expect(perApp.body.routines.map((r: { op: string }) => r.op).sort()).toEqual(["optional", "tick"]);
     const all = await server.client.get("/api/v1/routines", { token: owner.token });
     expect(all.status).toBe(200);
     expect(all.body.routines.map((r: { id: string }) => r.id)).toContain(routine.id);
