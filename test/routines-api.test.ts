@@ -115,6 +115,16 @@ describeEachDialect("routines API", (dialect) => {
     expect((await create(capped.token, first, { op: "count", interval: "daily" })).status).toBe(201);
   });
 
+  it("holds the per-app cap under concurrent creates", async () => {
+    const racer = await makeUser(server);
+    const appId = await createOwnedApp(server, racer.token, "cap-race");
+    const ops = ["tick", "flaky", "optional", "count", "whoami", "slow"];
+    const results = await Promise.all(ops.map((op) => create(racer.token, appId, { op, interval: "daily" })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 429, 429, 429]);
+    for (const r of results.filter((x) => x.status === 429)) expectError(r, 429, "routine_limit_exceeded");
+    expect((await server.client.get(`/api/v1/apps/${appId}/routines`, { token: racer.token })).body.routines).toHaveLength(3);
+  });
+
   it("ticks on schedule: runs the op with {} as the app, skips missed slots, counts them", async () => {
     const appId = await createOwnedApp(server, owner.token, "ticking");
     const created = (await create(owner.token, appId, { op: "tick", interval: "hourly" })).body.routine;

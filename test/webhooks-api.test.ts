@@ -224,8 +224,8 @@ describeEachDialect("webhooks API and delivery", (dialect) => {
   it("a delivery that meets the app's concurrent-run ceiling waits for a slot and is recorded as deferred", async () => {
     const appId = await createOwnedApp(server, owner.token, "hook-busy");
     const hook = (await create(owner.token, appId, { op: "slow" })).body.webhook;
-    // Free plan: 8 runs at once. 12 deliveries of a 400 ms op at the same moment.
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => deliver(hook.id, { i }, { token: hook.secret })));
+    // Free plan: 8 runs at once. 12 deliveries of a 1.5 s op sent together: some must wait.
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => deliver(hook.id, { i, ms: 1500 }, { token: hook.secret })));
     expect(results.map((r) => r.status)).toEqual(Array.from({ length: 12 }, () => 200));
     expect(results.map((r) => r.body.value.i).sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i));
     const outcomes = (await records(hook.id)).map((r: { outcome: string }) => r.outcome);

@@ -4,7 +4,7 @@ import type { TestServer } from "./server.ts";
 /**
  * An app for routine and webhook suites: `tick` counts its runs in KV, `flaky` fails while the
  * KV flag `fail` is set, `needs` has a required input field, `ingest`/`read` store and return
- * delivered payloads, `whoami` reports the headers the app saw, `slow` answers after 400 ms.
+ * delivered payloads, `whoami` reports the headers the app saw, `slow` answers after `ms` (default 400).
  */
 export function automationModule(id: string): string {
   return `export const manifest = {
@@ -57,7 +57,7 @@ export default {
         return Response.json({ ok: true, value: { key } });
       }
       case "slow":
-        await new Promise((resolve) => setTimeout(resolve, 400));
+        await new Promise((resolve) => setTimeout(resolve, body.ms ?? 400));
         return Response.json({ ok: true, value: body });
       case "read":
         return Response.json({ ok: true, value: (await env.KV.get(body.key)) ?? null });
