@@ -27,7 +27,7 @@ describeEachDialect("webhook delivery under load", (dialect) => {
     await server.ctx.users.setPlan(owner.handle, "pro");
     const appId = await createOwnedApp(server, owner.token, "load-sink");
     const hooks: { id: string; secret: string }[] = [];
-    for (const op of ["whoami", "tick", "optional", "flaky", "count"]) {
+    for (const op of ["whoami", "tick", "slow", "flaky", "count"]) {
       const res = await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op }, { token: owner.token });
       expect(res.status).toBe(201);
       hooks.push({ id: res.body.webhook.id, secret: res.body.webhook.secret });
@@ -47,7 +47,7 @@ describeEachDialect("webhook delivery under load", (dialect) => {
       const viaQuery = i % 2 === 1;
       const secret = wrongSecret ? hooks[(hook + 1) % 5]?.secret ?? "" : target.secret;
       const res = await server.client.post(`/api/v1/hooks/${target.id}${viaQuery ? `?key=${secret}` : ""}`, undefined, {
-        raw: badBody ? "[not an object]" : JSON.stringify({ i }),
+        raw: badBody ? "[not an object]" : JSON.stringify({ i, ms: 0 }),
         ...(viaQuery ? {} : { token: secret }),
       });
       sent.push({ hook, res });
@@ -77,8 +77,10 @@ describeEachDialect("webhook delivery under load", (dialect) => {
       expect(res.headers.get("ratelimit-reset")).toBe(String(retryAfter));
       expect(res.body.error.recovery.retry_after_sec).toBe(retryAfter);
     }
-    // Nothing other than the two limits, a wrong secret and a bad body refused anything.
+    // Nothing but the two limits, the wrong secrets and the bad bodies refused anything.
     expect(new Set(sent.map((s) => s.res.status))).toEqual(new Set([200, 400, 401, 429]));
+    for (const s of sent.filter((x) => x.res.status === 400)) expect(s.res.body.error.kind).toBe("invalid_request");
+    for (let h = 0; h < 5; h++) expect(ok.filter((s) => s.hook === h).length).toBeGreaterThan(0);
 
     // Every request except the per-address refusals is recorded, with its status.
     const rows = await server.ctx.db.selectFrom("webhook_deliveries").select(["webhook_id", "status", "refusal", "request_body", "response_body"]).where("app_id", "=", appId).execute();
