@@ -3,6 +3,7 @@ import { createServer } from "./http/server.ts";
 import type { RouteList } from "./http/method-not-allowed.ts";
 import type { App } from "./http/types.ts";
 import { registerRoutes } from "./routes/index.ts";
+import { registerJobs } from "./scheduler/jobs.ts";
 import { Reaper } from "./scheduler/reaper.ts";
 import { HOUR } from "./config/clock.ts";
 
@@ -31,6 +32,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await ctx.store.close();
   });
   ctx.scheduler.add({ name: "reaper", everyMs: HOUR, run: () => reaper.reapOnce().then(() => undefined) });
+  registerJobs(ctx);
   await http.ready();
   if (deps.background !== false) ctx.scheduler.start();
   return { http, ctx, routes, reaper };

@@ -8,6 +8,10 @@ import { Apps } from "./domain/apps/apps.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
+import { AppRunner } from "./domain/operations/as-app.ts";
+import { Routines } from "./domain/routines/routines.ts";
+import { WebhookDelivery } from "./domain/webhooks/delivery.ts";
+import { Webhooks } from "./domain/webhooks/webhooks.ts";
 import { AppStorage } from "./domain/storage/index.ts";
 import { Executor } from "./executor/executor.ts";
 import type { SecretValues } from "./executor/internal-api/backends.ts";
@@ -65,6 +69,14 @@ export interface AppContext {
   executor: Executor;
   /** Runs declared operations: validation, ceilings, the executor call, the result envelope. */
   operations: Operations;
+  /** Where every op call starts: assembles the app's manifest, plan and secrets version. */
+  runner: AppRunner;
+  /** Timer-driven op calls (issue 8); the scheduler's `routines` job ticks them. */
+  routines: Routines;
+  /** Webhook CRUD and the delivery log. */
+  webhooks: Webhooks;
+  /** The steps of a delivery to `POST /api/v1/hooks/{id}`, and the delivery retention sweep. */
+  deliveries: WebhookDelivery;
 }
 
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
@@ -96,21 +108,28 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     approveBoundPairing: async (trx, { appId, userId }) => void (await pairings.approveBoundToApp(appId, userId, trx)),
   });
   apps.onDelete((appId) => pairings.forgetApp(appId));
+  const operations = new Operations(executor, diag, activity, clock, deps.config.baseUrl, OPERATION_DEADLINE_MS, async (appId) =>
+    secretRedactor(await secretValues.valuesFor(appId)),
+  );
+  const users = new Users(db, clock);
+  const runner = new AppRunner(apps, users, secrets, operations);
   return {
+    runner,
+    routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
+    webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config),
+    deliveries: new WebhookDelivery(db, clock, runner),
     storage,
     diag,
     activity,
     executor,
-    operations: new Operations(executor, diag, activity, clock, deps.config.baseUrl, OPERATION_DEADLINE_MS, async (appId) =>
-      secretRedactor(await secretValues.valuesFor(appId)),
-    ),
+    operations,
     log,
     scheduler: new Scheduler(db, clock, log),
     config: deps.config,
     clock,
     store: deps.store,
     db,
-    users: new Users(db, clock),
+    users,
     sessions: new Sessions(db, clock),
     tokens,
     secrets,

@@ -31,6 +31,21 @@ import openapi from "./system/openapi.ts";
 import createToken from "./tokens/createToken.ts";
 import deleteToken from "./tokens/deleteToken.ts";
 import listTokens from "./tokens/listTokens.ts";
+import createRoutine from "./routines/createRoutine.ts";
+import deleteRoutine from "./routines/deleteRoutine.ts";
+import getRoutine from "./routines/getRoutine.ts";
+import listAppRoutines from "./routines/listAppRoutines.ts";
+import listRoutines from "./routines/listRoutines.ts";
+import runRoutine from "./routines/runRoutine.ts";
+import updateRoutine from "./routines/updateRoutine.ts";
+import createWebhook from "./webhooks/createWebhook.ts";
+import deleteWebhook from "./webhooks/deleteWebhook.ts";
+import deliverWebhook from "./webhooks/deliverWebhook.ts";
+import getWebhook from "./webhooks/getWebhook.ts";
+import listAppWebhooks from "./webhooks/listAppWebhooks.ts";
+import listDeliveries from "./webhooks/listDeliveries.ts";
+import listWebhooks from "./webhooks/listWebhooks.ts";
+import updateWebhook from "./webhooks/updateWebhook.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -67,6 +82,21 @@ const routes: RouteModule[] = [
   approvePairing,
   redirectPairStart,
   pages,
+  createRoutine,
+  listRoutines,
+  listAppRoutines,
+  getRoutine,
+  updateRoutine,
+  deleteRoutine,
+  runRoutine,
+  createWebhook,
+  listWebhooks,
+  listAppWebhooks,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  listDeliveries,
+  deliverWebhook,
 ];
 
 export function registerRoutes(app: App, ctx: AppContext): void {

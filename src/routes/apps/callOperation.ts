@@ -2,7 +2,6 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
-import type { Plan } from "../../errors/index.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
@@ -37,28 +36,10 @@ export default function callOperation(app: App, ctx: AppContext): void {
         const principal = await principalOf(ctx, request);
         const record = await ctx.apps.find(request.params.id);
         const caller = operationCaller(principal, record);
-        const value = await ctx.operations.call({
-          app: {
-            id: record.id,
-            revision: record.revision,
-            manifest: record.manifest,
-            plan: await ownerPlan(ctx, record.ownerUserId),
-            secretsVersion: record.ownerUserId === null ? 0 : await ctx.secrets.version({ ownerUserId: record.ownerUserId, manifestId: record.manifestId }),
-          },
-          role: caller.role,
-          op: request.params.operation,
-          input: request.body,
-          trigger: "http",
-          userId: caller.userId,
-        });
+        const value = await ctx.runner.call(record, caller, request.params.operation, request.body, "http");
         return { ok: true as const, value };
       },
     );
     registered();
   });
-}
-
-async function ownerPlan(ctx: AppContext, ownerUserId: string | null): Promise<Plan> {
-  if (ownerUserId === null) return "free";
-  return (await ctx.users.byId(ownerUserId))?.plan ?? "free";
 }

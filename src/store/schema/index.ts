@@ -4,10 +4,12 @@ import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
+import type { RoutinesTable } from "./routines.ts";
 import type { SecretsTable } from "./secrets.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
+import type { WebhookDeliveriesTable, WebhooksTable } from "./webhooks.ts";
 
 /** The whole schema as Kysely sees it: one entry per table, one file per table beside this one. */
 export interface Database {
@@ -25,6 +27,9 @@ export interface Database {
   pairing_guards: PairingGuardsTable;
   secrets: SecretsTable;
   leases: LeasesTable;
+  routines: RoutinesTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type {
@@ -38,8 +43,11 @@ export type {
   LeasesTable,
   PairingGuardsTable,
   PairingsTable,
+  RoutinesTable,
   SecretsTable,
   SessionsTable,
   TokensTable,
   UsersTable,
+  WebhookDeliveriesTable,
+  WebhooksTable,
 };

@@ -1,0 +1,49 @@
+import type { Users } from "../accounts/users.ts";
+import type { Apps } from "../apps/apps.ts";
+import type { AppRecord as StoredApp } from "../apps/queries.ts";
+import type { Secrets } from "../secrets/secrets.ts";
+import type { Plan } from "../../errors/index.ts";
+import type { AppRecord, Operations, Role, Trigger } from "./operations.ts";
+
+/**
+ * Every op call starts here: the public route (as its caller), routine ticks and webhook
+ * deliveries (as the app itself, never as the owner opening it). One place assembles what the
+ * executor needs of an app: its active manifest, its owner's plan and its secrets version.
+ */
+export class AppRunner {
+  constructor(
+    private readonly apps: Apps,
+    private readonly users: Users,
+    private readonly secrets: Secrets,
+    private readonly operations: Operations,
+  ) {}
+
+  /** As a caller the route has already authorized. Returns the op's `value` or throws. */
+  async call(app: StoredApp, caller: { role: Role; userId: string | null }, op: string, input: unknown, trigger: Trigger): Promise<unknown> {
+    return this.operations.call({ app: await this.target(app), ...caller, op, input, trigger });
+  }
+
+  /** As the app itself (role `app`, no user): routine ticks and webhook deliveries. */
+  async run(appId: string, op: string, input: unknown, trigger: Extract<Trigger, "routine" | "webhook">, headers: Record<string, string> = {}): Promise<unknown> {
+    const app = await this.apps.mustFind(appId);
+    return this.operations.call({ app: await this.target(app), role: "app", op, input, trigger, userId: null, headers });
+  }
+
+  /** The plan that sets an app's limits: its owner's; free while unclaimed. */
+  async planOf(ownerUserId: string | null): Promise<Plan> {
+    if (ownerUserId === null) return "free";
+    return (await this.users.byId(ownerUserId))?.plan ?? "free";
+  }
+
+  private async target(app: StoredApp): Promise<AppRecord> {
+    const owner = app.ownerUserId;
+    return {
+      id: app.id,
+      revision: app.revision,
+      manifest: app.manifest,
+      plan: await this.planOf(owner),
+      // Secrets belong to claimed apps only; the version is part of the isolate's identity.
+      secretsVersion: owner === null ? 0 : await this.secrets.version({ ownerUserId: owner, manifestId: app.manifestId }),
+    };
+  }
+}

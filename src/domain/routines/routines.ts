@@ -1,0 +1,245 @@
+import { randomUUID } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { apiError, type Plan } from "../../errors/index.ts";
+import { isUniqueViolation, type Database, type Dialect } from "../../store/index.ts";
+import { lockOwnerRow } from "../../store/owner-lock.ts";
+import type { RoutinesTable } from "../../store/schema/routines.ts";
+import { requireAppWrite } from "../apps/app-write.ts";
+import type { Apps } from "../apps/apps.ts";
+import type { AppRunner } from "../operations/as-app.ts";
+import { RouteSchemas } from "../operations/schemas.ts";
+import { billingUrl, PLAN_LIMITS } from "../plans.ts";
+import { INTERVAL_MS, nextSlot, parseInterval, type Interval } from "./intervals.ts";
+import { failureOf, recordRun, type RunEnvelope } from "./runs.ts";
+import { routineView, type RoutineView } from "./views.ts";
+
+export interface RoutineLimits {
+  plan: Plan;
+  routines_per_app: number;
+  routines_per_owner: number;
+  /** Routines on the caller's own apps, counted against `routines_per_owner`. */
+  used: number;
+}
+
+const ROUTINE_ID = /^routine_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+// Routines run one op each and may wait on app code for up to 30 s; a few at once keeps a tick
+// short without letting one instance flood the executor pool.
+const TICK_CONCURRENCY = 4;
+const TICK_BATCH = 200;
+
+/**
+ * Routines (spec: Routine; DECISIONS §8): CRUD under `app:write`, plan caps, run-now, and the
+ * scheduler's tick, which claims each due routine with a conditional UPDATE so instances sharing
+ * a database run each slot once.
+ */
+export class Routines {
+  private readonly schemas = new RouteSchemas(1000);
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+    private readonly clock: Clock,
+    private readonly apps: Apps,
+    private readonly runner: AppRunner,
+    private readonly config: { readonly baseUrl: string },
+  ) {}
+
+  async create(userId: string, appId: string, input: { op: string; interval: string }): Promise<RoutineView> {
+    const interval = parseInterval(input.interval);
+    const app = await this.apps.find(appId);
+    requireAppWrite(userId, app);
+    const route = Object.hasOwn(app.manifest.routes, input.op) ? app.manifest.routes[input.op] : undefined;
+    if (route === undefined) throw apiError("unknown_operation", `this app declares no operation "${input.op}"`);
+    // A routine sends `{}`: an op whose input schema refuses `{}` could never succeed.
+    const validate = this.schemas.get(`${app.id}:${app.revision}:${input.op}`, route.input);
+    if (validate !== null && !validate({})) {
+      throw apiError("op_requires_input", `"${input.op}" requires input, but a routine calls it with {}; pick an op whose input fields are optional`);
+    }
+    // Caps and plan are the app owner's (spec: "from the app owner's plan"), whoever asks.
+    const ownerId = app.ownerUserId ?? userId;
+    const plan = await this.runner.planOf(ownerId);
+    const now = this.clock.now();
+    const row: RoutinesTable = {
+      id: `routine_${randomUUID()}`,
+      app_id: app.id,
+      op: input.op,
+      interval,
+      enabled: 1,
+      disabled_reason: null,
+      next_run_at: now + INTERVAL_MS[interval],
+      last_run_at: null,
+      last_outcome: null,
+      last_error: null,
+      consecutive_failures: 0,
+      missed_runs: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await lockOwnerRow(trx, this.dialect, ownerId);
+        const dup = await trx.selectFrom("routines").select("id").where("app_id", "=", app.id).where("op", "=", input.op).executeTakeFirst();
+        if (dup !== undefined) throw duplicate(input.op, dup.id);
+        const limits = PLAN_LIMITS[plan];
+        const perApp = await countRoutines(trx, { appId: app.id });
+        if (perApp >= limits.routines_per_app) throw this.limitError(plan, "routines_per_app", limits.routines_per_app, app.ownerHandle);
+        const perOwner = await countRoutines(trx, { ownerId });
+        if (perOwner >= limits.routines_per_owner) throw this.limitError(plan, "routines_per_owner", limits.routines_per_owner, app.ownerHandle);
+        await trx.insertInto("routines").values(row).execute();
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicate(input.op, null);
+      throw error;
+    }
+    return routineView(row);
+  }
+
+  /** GET /api/v1/routines: routines on every app where the caller has app:write, and their plan. */
+  async listForUser(userId: string): Promise<{ routines: RoutineView[]; limits: RoutineLimits }> {
+    const rows = await this.db
+      .selectFrom("routines")
+      .innerJoin("apps", "apps.id", "routines.app_id")
+      .selectAll("routines")
+      // app:write today is ownership; shares and teams widen this with roleOf.
+      .where("apps.owner_user_id", "=", userId)
+      .orderBy("routines.created_at")
+      .orderBy("routines.id")
+      .execute();
+    const plan = await this.runner.planOf(userId);
+    const limits = PLAN_LIMITS[plan];
+    return {
+      routines: rows.map(routineView),
+      limits: { plan, routines_per_app: limits.routines_per_app, routines_per_owner: limits.routines_per_owner, used: rows.length },
+    };
+  }
+
+  async listForApp(userId: string, appId: string): Promise<RoutineView[]> {
+    const app = await this.apps.find(appId);
+    requireAppWrite(userId, app);
+    const rows = await this.db.selectFrom("routines").selectAll().where("app_id", "=", app.id).orderBy("created_at").orderBy("id").execute();
+    return rows.map(routineView);
+  }
+
+  async get(userId: string, id: string): Promise<RoutineView> {
+    return routineView(await this.load(userId, id));
+  }
+
+  /** PATCH: the spec's state table. Disabling keeps the schedule; enabling restores it untouched. */
+  async update(userId: string, id: string, patch: { interval?: string; enabled?: boolean }): Promise<RoutineView> {
+    const interval: Interval | undefined = patch.interval === undefined ? undefined : parseInterval(patch.interval);
+    const row = await this.load(userId, id);
+    const now = this.clock.now();
+    const changes: Partial<RoutinesTable> = { updated_at: now };
+    const enabled = Number(row.enabled) === 1;
+    if (patch.enabled === false && enabled) Object.assign(changes, { enabled: 0, disabled_reason: "owner" });
+    if (patch.enabled === true && !enabled) Object.assign(changes, { enabled: 1, disabled_reason: null, consecutive_failures: 0 });
+    // A new interval starts a fresh schedule from now; only re-enabling promises no recomputation.
+    if (interval !== undefined && interval !== row.interval) Object.assign(changes, { interval, next_run_at: now + INTERVAL_MS[interval] });
+    await this.db.updateTable("routines").set(changes).where("id", "=", id).execute();
+    return this.get(userId, id);
+  }
+
+  async delete(userId: string, id: string): Promise<void> {
+    await this.load(userId, id);
+    await this.db.deleteFrom("routines").where("id", "=", id).execute();
+  }
+
+  /** POST /run: a tick on demand; it counts for the outcome and the failure counter, not the schedule. */
+  async runNow(userId: string, id: string): Promise<{ routine: RoutineView; result: RunEnvelope }> {
+    const row = await this.load(userId, id);
+    const result = await this.execute(row);
+    return { routine: await this.get(userId, id), result };
+  }
+
+  /** The scheduler job: claims and runs every routine due at `now`; returns how many ran here. */
+  async runDue(now: number): Promise<number> {
+    const due = await this.db
+      .selectFrom("routines")
+      .selectAll()
+      .where("enabled", "=", 1)
+      .where("next_run_at", "<=", now)
+      .orderBy("next_run_at")
+      .limit(TICK_BATCH)
+      .execute();
+    let ran = 0;
+    const queue = [...due];
+    const worker = async () => {
+      for (let row = queue.shift(); row !== undefined; row = queue.shift()) {
+        if (!(await this.claim(row, now))) continue;
+        ran++;
+        await this.execute(row);
+      }
+    };
+    await Promise.all(Array.from({ length: TICK_CONCURRENCY }, worker));
+    return ran;
+  }
+
+  /**
+   * Moves the routine to its next slot only if no one else has: the WHERE on the slot we read
+   * makes the UPDATE a compare-and-set, so of several instances exactly one runs the slot.
+   */
+  private async claim(row: RoutinesTable, now: number): Promise<boolean> {
+    const slot = Number(row.next_run_at);
+    const { next, missed } = nextSlot(slot, INTERVAL_MS[row.interval], now);
+    const result = await this.db
+      .updateTable("routines")
+      .set({ next_run_at: next, missed_runs: sql<number>`missed_runs + ${missed}`, updated_at: now })
+      .where("id", "=", row.id)
+      .where("enabled", "=", 1)
+      .where("next_run_at", "=", slot)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  private async execute(row: RoutinesTable): Promise<RunEnvelope> {
+    let result: RunEnvelope;
+    try {
+      result = { ok: true, value: await this.runner.run(row.app_id, row.op, {}, "routine") };
+    } catch (error) {
+      result = { ok: false, error: failureOf(error) };
+    }
+    await recordRun(this.db, row.id, this.clock.now(), result.ok ? null : result.error);
+    return result;
+  }
+
+  /** The routine, or 404 when it is missing or the caller lacks app:write on its app. */
+  private async load(userId: string, id: string): Promise<RoutinesTable> {
+    const missing = () => apiError("not_found", `no routine ${id}`);
+    if (!ROUTINE_ID.test(id)) throw missing();
+    const row = await this.db.selectFrom("routines").selectAll().where("id", "=", id).executeTakeFirst();
+    if (row === undefined) throw missing();
+    const app = await this.apps.get(row.app_id);
+    if (app === null) throw missing();
+    try {
+      requireAppWrite(userId, app);
+    } catch {
+      throw missing();
+    }
+    return row;
+  }
+
+  private limitError(plan: Plan, limit: "routines_per_app" | "routines_per_owner", max: number, handle: string | null) {
+    const scope = limit === "routines_per_app" ? "this app" : "your apps";
+    const upgradeUrl = billingUrl(this.config.baseUrl, handle);
+    const verb = limit === "routines_per_app" ? "has" : "have";
+    return apiError("routine_limit_exceeded", `${scope} already ${verb} the ${max} routines the ${plan} plan allows`, {
+      plan,
+      limit,
+      max,
+      ...(upgradeUrl === undefined ? {} : { upgradeUrl }),
+    });
+  }
+}
+
+function duplicate(op: string, existingId: string | null) {
+  return apiError("duplicate_routine", `this app already has a routine for "${op}"${existingId === null ? "" : ` (${existingId})`}; PATCH it instead`);
+}
+
+/** Routines on one app, or on every app one user owns. */
+async function countRoutines(db: Kysely<Database>, scope: { appId: string } | { ownerId: string }): Promise<number> {
+  let query = db.selectFrom("routines").innerJoin("apps", "apps.id", "routines.app_id").select((eb) => eb.fn.countAll<number>().as("n"));
+  query = "appId" in scope ? query.where("routines.app_id", "=", scope.appId) : query.where("apps.owner_user_id", "=", scope.ownerId);
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,144 @@
+import { sql, type Kysely } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { setTimeout as delay } from "node:timers/promises";
+import { apiError, ApiError, type Plan } from "../../errors/index.ts";
+import type { Database } from "../../store/index.ts";
+import type { WebhooksTable } from "../../store/schema/webhooks.ts";
+import type { AppRunner } from "../operations/as-app.ts";
+import { PLAN_LIMITS } from "../plans.ts";
+import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
+import { secretMatches } from "./secret.ts";
+import { WEBHOOK_ID } from "./webhooks.ts";
+
+// Senders time out after about 10 s (GitHub) to 30 s (Stripe); waiting longer helps no one.
+export const DEFER_MAX_MS = 10_000;
+const DEFER_POLL_MS = 25;
+
+/** A webhook being delivered to, with what its record needs. */
+export interface DeliveryTarget {
+  row: WebhooksTable;
+  /** The app owner's plan: it caps the stored bodies. */
+  plan: Plan;
+}
+
+export interface DeliveryResult {
+  ts: number;
+  status: number;
+  /** The exact JSON the sender receives. */
+  response: string;
+  /** The refusal or failure, or null when the op answered `ok: true`. */
+  error: ApiError | null;
+  /** True once the request passed its secret, rate and enabled checks and the body was looked at. */
+  attempted: boolean;
+  /** The op ran only after waiting for the app's concurrent-run ceiling to clear. */
+  deferred: boolean;
+  durationMs: number;
+}
+
+/**
+ * The steps of `POST /api/v1/hooks/{id}` (spec: Webhooks → Delivery rules), called in order by
+ * the route, which owns the HTTP parts (rate-limit buckets and headers).
+ */
+export class WebhookDelivery {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly runner: AppRunner,
+  ) {}
+
+  /** The webhook named by a delivery URL; 404 `not_found` when there is none (nothing to record under). */
+  async target(id: string): Promise<DeliveryTarget> {
+    const missing = () => apiError("not_found", `no webhook ${id}`);
+    if (!WEBHOOK_ID.test(id)) throw missing();
+    const found = await this.db
+      .selectFrom("webhooks")
+      .innerJoin("apps", "apps.id", "webhooks.app_id")
+      .leftJoin("users", "users.id", "apps.owner_user_id")
+      .selectAll("webhooks")
+      .select("users.plan")
+      .where("webhooks.id", "=", id)
+      .executeTakeFirst();
+    if (found === undefined) throw missing();
+    const { plan, ...row } = found;
+    return { row, plan: (plan ?? "free") as Plan };
+  }
+
+  /** 401 `unauthorized` unless `presented` is the webhook's current secret. */
+  authenticate(target: DeliveryTarget, presented: string | null): void {
+    if (secretMatches(presented, target.row.secret_hash)) return;
+    throw apiError(
+      "unauthorized",
+      presented === null
+        ? "send the webhook's secret as 'Authorization: Bearer svc_hook_…' or as ?key=svc_hook_…"
+        : "the webhook secret is wrong (it may have been rotated)",
+    );
+  }
+
+  assertEnabled(target: DeliveryTarget): void {
+    if (Number(target.row.enabled) !== 1) throw apiError("webhook_disabled", "this webhook is disabled by its owner; deliveries are refused until it is enabled");
+  }
+
+  /**
+   * Parses the body as a JSON object and runs the target op as the app. A delivery that meets the
+   * app's concurrent-run ceiling waits for a slot (DECISIONS §8 `deferred`) rather than bouncing
+   * the sender, up to DEFER_MAX_MS; past that the 429 `app_busy` stands.
+   */
+  async run(target: DeliveryTarget, raw: Buffer): Promise<{ value: unknown; deferred: boolean }> {
+    let input: unknown;
+    try {
+      input = JSON.parse(raw.toString("utf8"));
+    } catch {
+      throw apiError("invalid_request", "the body is not valid JSON; send a JSON object");
+    }
+    if (typeof input !== "object" || input === null || Array.isArray(input)) throw apiError("invalid_request", "the body must be a JSON object");
+    const started = Date.now();
+    for (let deferred = false; ; deferred = true) {
+      try {
+        return { value: await this.runner.run(target.row.app_id, target.row.op, input, "webhook", { "x-svc-webhook": target.row.id }), deferred };
+      } catch (error) {
+        const busy = error instanceof ApiError && error.kind === "app_busy" && error.fields.limit === "concurrent_runs";
+        // Real time, not the service clock: a slot frees when a running op ends, whatever the clock says.
+        if (!busy || Date.now() - started >= DEFER_MAX_MS) throw error;
+        await delay(DEFER_POLL_MS);
+      }
+    }
+  }
+
+  /** Records the request (every one that reaches here) and, for attempted deliveries, the webhook's last outcome. */
+  async record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): Promise<void> {
+    const outcome = result.error !== null ? "failure" : result.deferred ? "deferred" : "success";
+    // One transaction: one commit (one fsync on SQLite) for the record and the webhook's outcome.
+    await this.db.transaction().execute(async (trx) => {
+      await insertDelivery(trx, {
+      webhookId: target.row.id,
+      appId: target.row.app_id,
+      ts: result.ts,
+      status: result.status,
+      outcome,
+      refusal: result.error?.kind ?? null,
+      request,
+      response: result.response,
+      durationMs: result.durationMs,
+        capBytes: PLAN_LIMITS[target.plan].delivery_body_bytes,
+      });
+      if (!result.attempted) return;
+      const error = result.error === null ? null : JSON.stringify({ kind: result.error.kind, message: result.error.message });
+      await trx
+        .updateTable("webhooks")
+        .set({
+          last_run_at: result.ts,
+          last_outcome: outcome,
+          last_error: error,
+          // Diagnostic only: webhooks never disable themselves (spec: Webhook states).
+          consecutive_failures: error === null ? 0 : sql<number>`consecutive_failures + 1`,
+        })
+        .where("id", "=", target.row.id)
+        .execute();
+    });
+  }
+
+  /** The retention sweep job. */
+  sweep(): Promise<{ bodies: number; records: number }> {
+    return sweepDeliveries(this.db, this.clock.now());
+  }
+}

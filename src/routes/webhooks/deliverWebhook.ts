@@ -1,0 +1,94 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import type { DeliveryResult, DeliveryTarget } from "../../domain/webhooks/delivery.ts";
+import { apiError, ApiError } from "../../errors/index.ts";
+import { clientIp } from "../../http/auth.ts";
+import { enforceRateLimit, rateLimitHeaders, type BucketRule, type Decision } from "../../http/rate-limit/index.ts";
+import type { App } from "../../http/types.ts";
+
+/** Spec Limits: 300/min per address (refusals not recorded); 120/min per webhook with a valid secret. */
+export const HOOK_PER_ADDRESS: BucketRule = { name: "hook:address", capacity: 300 };
+export const HOOK_PER_WEBHOOK: BucketRule = { name: "hook:webhook", capacity: 120 };
+// Senders such as GitHub post large events; above this Fastify answers 413 before we see them.
+const DELIVERY_BODY_LIMIT = 4 * 1024 * 1024;
+
+const addressDecisions = new WeakMap<FastifyRequest, Decision>();
+
+export default function deliverWebhook(app: App, ctx: AppContext): void {
+  // Scoped so the raw-body parsing below applies to this route only.
+  void app.register((plugin, _options, registered) => {
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    // The body is kept as bytes: it is recorded as sent and only then checked as JSON, so a
+    // malformed body is a recorded 400 rather than a parser error.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: DELIVERY_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    scope.post(
+      "/api/v1/hooks/:webhookId",
+      {
+        schema: {
+          tags: ["webhooks"],
+          summary: "Deliver to a webhook: the JSON object body is the target op's input; answers the op's {ok, value}",
+          security: [{ hookSecret: [] }],
+          params: Type.Object({ webhookId: Type.String({ maxLength: 100 }) }),
+          querystring: Type.Object({ key: Type.Optional(Type.String({ description: "the secret, when headers cannot be set" })) }),
+          body: Type.Optional(Type.Unknown({ description: "a JSON object matching the target op's input schema" })),
+          response: { 200: Type.Object({ ok: Type.Literal(true), value: Type.Unknown() }) },
+        },
+        // The per-address bucket is taken before the body is read; its refusals are not recorded.
+        onRequest: async (request, reply) => {
+          const decision = enforceRateLimit(ctx.limiter, request, reply, [{ rule: HOOK_PER_ADDRESS, key: clientIp(request) }], {
+            baseUrl: ctx.config.baseUrl,
+          });
+          addressDecisions.set(request, decision);
+          return Promise.resolve();
+        },
+      },
+      async (request, reply) => {
+        const started = performance.now();
+        const ts = ctx.clock.now();
+        const target = await ctx.deliveries.target(request.params.webhookId);
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const finish = async (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): Promise<void> => {
+          const result: DeliveryResult = { ts, status, response, error, attempted, deferred, durationMs: Math.round(performance.now() - started) };
+          await ctx.deliveries.record(target, raw, result);
+        };
+        let attempted = false;
+        try {
+          ctx.deliveries.authenticate(target, presentedSecret(request.headers.authorization, request.query.key));
+          limitPerWebhook(ctx, request, reply, target);
+          ctx.deliveries.assertEnabled(target);
+          attempted = true;
+          const { value, deferred } = await ctx.deliveries.run(target, raw);
+          const body = { ok: true as const, value };
+          await finish(200, JSON.stringify(body), null, true, deferred);
+          return body;
+        } catch (error) {
+          const failure = error instanceof ApiError ? error : unexpected(request, error);
+          await finish(failure.status, JSON.stringify(failure.toEnvelope()), failure, attempted);
+          throw failure;
+        }
+      },
+    );
+    registered();
+  });
+}
+
+/** Bearer header first; `?key=` for senders that cannot set headers. Null when neither is sent. */
+function presentedSecret(header: string | undefined, key: string | undefined): string | null {
+  if (header !== undefined) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? null;
+  return key ?? null;
+}
+
+/** Takes the per-webhook token; the headers then describe whichever bucket has fewer left. */
+function limitPerWebhook(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof enforceRateLimit>[2], target: DeliveryTarget): void {
+  const decision = enforceRateLimit(ctx.limiter, request, reply, [{ rule: HOOK_PER_WEBHOOK, key: target.row.id }], { baseUrl: ctx.config.baseUrl });
+  const address = addressDecisions.get(request);
+  if (address !== undefined && address.remaining < decision.remaining) void reply.headers(rateLimitHeaders(address));
+}
+
+function unexpected(request: FastifyRequest, error: unknown): ApiError {
+  request.log.error({ err: error, requestId: request.id }, "webhook delivery failed unexpectedly");
+  return apiError("internal_error", "something went wrong on our side; it has been logged", { details: { requestId: request.id } });
+}

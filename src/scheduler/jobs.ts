@@ -1,0 +1,15 @@
+import { HOUR, SECOND } from "../config/clock.ts";
+import type { AppContext } from "../context.ts";
+
+/** How often due routines are looked for; a routine runs at most this late. */
+export const ROUTINE_TICK_MS = 15 * SECOND;
+
+/**
+ * The periodic jobs of issue 8, each claimed per period through the leases table: routine ticks
+ * and the retention sweeps (activity 90 days; delivery bodies 30 days, records 90 days).
+ */
+export function registerJobs(ctx: AppContext): void {
+  ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
+  ctx.scheduler.add({ name: "activity-sweep", everyMs: HOUR, run: () => ctx.activity.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "delivery-sweep", everyMs: HOUR, run: () => ctx.deliveries.sweep().then(() => undefined) });
+}

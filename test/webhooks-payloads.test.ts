@@ -1,0 +1,55 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { callAsOwner, createOwnedApp } from "./helpers/automation.ts";
+import { makeUser, type FixtureUser } from "./helpers/apps.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8");
+
+describeEachDialect("webhooks with real-world payloads", (dialect) => {
+  let server: TestServer;
+  let owner: FixtureUser;
+  beforeAll(async () => {
+    server = await startServer({ dialect });
+    owner = await makeUser(server);
+  });
+  afterAll(async () => server.close());
+
+  it("stores a GitHub push (secret in ?key=) and a Stripe event (Bearer) through the delivery URL and reads them back", async () => {
+    const appId = await createOwnedApp(server, owner.token, "event-sink");
+    const created = await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "ingest", name: "GitHub and Stripe" }, { token: owner.token });
+    expect(created.status).toBe(201);
+    const hook = created.body.webhook;
+    expect(hook.target).toEqual({ op: "ingest", input_schema: { type: "object", minProperties: 1 }, output_schema: { type: "object", required: ["key"] } });
+
+    // GitHub cannot send a bearer header, so its payload URL carries ?key=; it posts the raw event bytes.
+    const github = fixture("github-push.json");
+    const pushed = await server.client.post(`/api/v1/hooks/${hook.id}?key=${hook.secret}`, undefined, {
+      raw: github,
+      headers: { "content-type": "application/json", "x-github-event": "push", "user-agent": "GitHub-Hookshot/abc1234" },
+    });
+    expect(pushed.status, JSON.stringify(pushed.body)).toBe(200);
+    const githubKey = "github:Codertocat/Hello-World:6113728f27ae82c7b1a177c8d03f9e96e0adf246";
+    expect(pushed.body).toEqual({ ok: true, value: { key: githubKey } });
+
+    const stripe = fixture("stripe-payment-intent-succeeded.json");
+    const paid = await server.client.post(`/api/v1/hooks/${hook.id}`, undefined, {
+      raw: stripe,
+      token: hook.secret,
+      headers: { "content-type": "application/json; charset=utf-8", "stripe-signature": "t=1680064028,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd" },
+    });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    expect(paid.body.value).toEqual({ key: "stripe:evt_3MtwBwLkdIwHu7ix28a3tqPa" });
+
+    // Read back through the app's own op: byte-for-byte the same JSON, unicode and all.
+    expect(await callAsOwner(server, owner.token, appId, "read", { key: githubKey })).toEqual(JSON.parse(github));
+    expect(await callAsOwner(server, owner.token, appId, "read", { key: "stripe:evt_3MtwBwLkdIwHu7ix28a3tqPa" })).toEqual(JSON.parse(stripe));
+
+    const log = (await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries`, { token: owner.token })).body.deliveries;
+    expect(log.map((r: { status: number; outcome: string }) => `${r.status} ${r.outcome}`)).toEqual(["200 success", "200 success"]);
+    expect(log[1]).toMatchObject({ requestBytes: Buffer.byteLength(github), requestBody: github, requestTruncated: false });
+    expect(log[0]).toMatchObject({ requestBytes: Buffer.byteLength(stripe), requestBody: stripe });
+    expect(JSON.parse(log[1].responseBody)).toEqual({ ok: true, value: { key: githubKey } });
+  });
+});
