@@ -1,4 +1,4 @@
-import type { Plan } from "../errors/index.ts";
+import { apiError, type ApiError, type ErrorKind, type Plan } from "../errors/index.ts";
 
 /** Every plan-dependent number in one table (DECISIONS §9). The spec gives free's; paid ones are ours. */
 export interface PlanLimits {
@@ -72,4 +72,17 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
 
 export function billingUrl(baseUrl: string, handle: string | null): string | undefined {
   return handle === null ? undefined : `${baseUrl}/@${handle}/billing`;
+}
+
+/**
+ * A plan refusal (spec Errors → Envelope): the kind, and `plan`, `limit`, `max` and the owner's
+ * billing page, which every plan refusal carries so a client can explain and offer an upgrade.
+ */
+export function planRefusal(
+  kind: Extract<ErrorKind, `${string}_limit_exceeded`>,
+  message: string,
+  o: { plan: Plan; limit: keyof PlanLimits; max: number; baseUrl: string; handle: string | null },
+): ApiError {
+  const upgradeUrl = billingUrl(o.baseUrl, o.handle);
+  return apiError(kind, message, { plan: o.plan, limit: o.limit, max: o.max, ...(upgradeUrl === undefined ? {} : { upgradeUrl }) });
 }

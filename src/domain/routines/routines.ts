@@ -9,7 +9,7 @@ import { requireAppWrite } from "../apps/app-write.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { RouteSchemas } from "../operations/schemas.ts";
-import { billingUrl, PLAN_LIMITS } from "../plans.ts";
+import { PLAN_LIMITS, planRefusal } from "../plans.ts";
 import { INTERVAL_MS, nextSlot, parseInterval, type Interval } from "./intervals.ts";
 import { failureOf, recordRun, type RunEnvelope } from "./runs.ts";
 import { routineView, type RoutineView } from "./views.ts";
@@ -221,13 +221,13 @@ export class Routines {
 
   private limitError(plan: Plan, limit: "routines_per_app" | "routines_per_owner", max: number, handle: string | null) {
     const scope = limit === "routines_per_app" ? "this app" : "your apps";
-    const upgradeUrl = billingUrl(this.config.baseUrl, handle);
     const verb = limit === "routines_per_app" ? "has" : "have";
-    return apiError("routine_limit_exceeded", `${scope} already ${verb} the ${max} routines the ${plan} plan allows`, {
+    return planRefusal("routine_limit_exceeded", `${scope} already ${verb} the ${max} routines the ${plan} plan allows`, {
       plan,
       limit,
       max,
-      ...(upgradeUrl === undefined ? {} : { upgradeUrl }),
+      baseUrl: this.config.baseUrl,
+      handle,
     });
   }
 }

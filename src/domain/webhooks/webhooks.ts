@@ -9,7 +9,7 @@ import { requireAppWrite } from "../apps/app-write.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
-import { billingUrl, PLAN_LIMITS } from "../plans.ts";
+import { PLAN_LIMITS, planRefusal } from "../plans.ts";
 import { DELIVERIES_PAGE_DEFAULT, listDeliveries, type DeliveryView } from "./deliveries.ts";
 import { mintHookSecret } from "./secret.ts";
 import { webhookView, type WebhookView } from "./views.ts";
@@ -167,13 +167,13 @@ export class Webhooks {
   }
 
   private limitError(plan: Plan, limit: "webhooks_per_app" | "webhooks_per_owner", max: number, app: AppRecord) {
-    const upgradeUrl = billingUrl(this.config.baseUrl, app.ownerHandle);
     const scope = limit === "webhooks_per_app" ? "this app already has" : "your apps already have";
-    return apiError("webhook_limit_exceeded", `${scope} the ${max} webhooks the ${plan} plan allows`, {
+    return planRefusal("webhook_limit_exceeded", `${scope} the ${max} webhooks the ${plan} plan allows`, {
       plan,
       limit,
       max,
-      ...(upgradeUrl === undefined ? {} : { upgradeUrl }),
+      baseUrl: this.config.baseUrl,
+      handle: app.ownerHandle,
     });
   }
 }
