@@ -16,7 +16,7 @@ export interface PoolOptions extends Omit<ProcessOptions, "name"> {
 }
 
 export type PoolEvent =
-  | { type: "fault"; slot: number; reason: FaultReason; culprit: string | null; failedCalls: number }
+  | { type: "fault"; slot: number; reason: FaultReason; suspects: string[]; quarantined: string | null; failedCalls: number }
   | { type: "recycle"; slot: number; rssBytes: number }
   | { type: "start_failed"; slot: number; error: unknown };
 
@@ -34,6 +34,8 @@ interface Member {
   faulted: boolean;
   retiring: boolean;
   pinging: boolean;
+  /** Resolved whenever in-flight calls drop to zero. */
+  idleWaiters: (() => void)[];
 }
 
 interface Slot {
@@ -42,12 +44,19 @@ interface Slot {
   current: Member | null;
   starting: Promise<Member> | null;
   recycling: boolean;
+  /** Apps that were in flight when this slot's process went down, not yet cleared. */
+  suspects: Set<string>;
+  /** Held while a suspect's probation call runs alone on the process. */
+  exclusive: Promise<void> | null;
 }
 
 /**
  * N workerd processes; each app is routed to one by a stable hash of its id. A watchdog pings
- * every process: one that stops answering or exits is killed and restarted, its in-flight calls
- * fail, and the app whose call was running longest is quarantined as the likely culprit.
+ * every process: one that stops answering or exits is killed and restarted and its in-flight
+ * calls fail. Which call ran away cannot be told from outside a blocked process, so: if one app
+ * was in flight it is quarantined; if several were, each becomes a suspect whose next call runs
+ * alone on the process (probation) — the culprit then faults alone and is quarantined, the
+ * others are cleared.
  */
 export class ExecutorPool {
   private readonly slots: Slot[];
@@ -60,7 +69,7 @@ export class ExecutorPool {
     private readonly clock: Clock,
     private readonly quarantine: Quarantine,
   ) {
-    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false }));
+    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false, suspects: new Set(), exclusive: null }));
   }
 
   async start(): Promise<void> {
@@ -81,6 +90,23 @@ export class ExecutorPool {
       throw new ExecutorFault("quarantined", "not_started", `this app took an executor down and is quarantined for ${Math.ceil(left / 1000)} s more`);
     }
     const slot = this.slotFor(call.appId);
+    while (slot.exclusive !== null) await slot.exclusive;
+    if (!slot.suspects.has(call.appId)) return this.run(slot, call);
+    let release = () => undefined as void;
+    slot.exclusive = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const current = slot.current;
+      if (current !== null && current.inflight.size > 0) await new Promise<void>((resolve) => current.idleWaiters.push(resolve));
+      const outcome = await this.run(slot, call);
+      slot.suspects.delete(call.appId);
+      return outcome;
+    } finally {
+      slot.exclusive = null;
+      release();
+    }
+  }
+
+  private async run(slot: Slot, call: ExecutorCall): Promise<ExecutorOutcome> {
     let member: Member;
     try {
       member = await this.ensure(slot);
@@ -105,10 +131,16 @@ export class ExecutorPool {
       const reason: unknown = entry.abort.signal.reason;
       if (reason instanceof ExecutorFault) throw reason;
       if (call.signal?.aborted === true) throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
+      // A dropped connection usually means the process died; its exit event may lag the socket
+      // error, so give it a moment to arrive and fault the process with this call still counted.
+      await Promise.race([member.proc.waitForExit(), new Promise((resolve) => setTimeout(resolve, 250))]);
+      const fault: unknown = entry.abort.signal.reason;
+      if (fault instanceof ExecutorFault) throw fault;
       throw new ExecutorFault("crashed", "may_have_run", `the executor connection failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       member.inflight.delete(entry);
       member.isolates.end(key);
+      if (member.inflight.size === 0) for (const wake of member.idleWaiters.splice(0)) wake();
       if (member.retiring && member.inflight.size === 0) member.proc.kill();
     }
   }
@@ -163,7 +195,7 @@ export class ExecutorPool {
   private async spawn(slot: Slot): Promise<Member> {
     slot.starts += 1;
     const proc = await WorkerdProcess.start({ ...this.o, name: `exec-${slot.index}-${slot.starts}` });
-    const member: Member = { proc, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false };
+    const member: Member = { proc, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
     proc.onExit = () => {
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
     };
@@ -175,13 +207,16 @@ export class ExecutorPool {
   private fault(slot: Slot, member: Member, reason: FaultReason): void {
     if (member.faulted) return;
     member.faulted = true;
-    let culprit: Inflight | null = null;
-    for (const entry of member.inflight) if (culprit === null || entry.startedAt < culprit.startedAt) culprit = entry;
-    if (culprit !== null) this.quarantine.add(culprit.appId);
+    const suspects = [...new Set([...member.inflight].map((e) => e.appId))];
+    const quarantined = suspects.length === 1 ? (suspects[0] ?? null) : null;
+    if (quarantined !== null) {
+      this.quarantine.add(quarantined);
+      slot.suspects.delete(quarantined);
+    } else for (const appId of suspects) slot.suspects.add(appId);
     const failed = member.inflight.size;
     this.failAll(member, new ExecutorFault(reason, "may_have_run", reason === "hung" ? "the executor stopped answering (a call ran away) and was restarted" : "the executor process died and was restarted"));
     member.proc.kill();
-    this.onEvent({ type: "fault", slot: slot.index, reason, culprit: culprit?.appId ?? null, failedCalls: failed });
+    this.onEvent({ type: "fault", slot: slot.index, reason, suspects, quarantined, failedCalls: failed });
     if (slot.current === member) slot.current = null;
     if (!this.closed) void this.ensure(slot).catch(() => undefined);
   }

@@ -62,7 +62,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const code = new TestCodeSource();
   const events: PoolEvent[] = [];
   const boot = () =>
-    Executor.start({ dataDir, processes: o.processes ?? 1, code, storage, log: diag, clock, tuning: o.tuning, onEvent: (e) => events.push(e) });
+    Executor.start({ dataDir, processes: o.processes ?? 1, code, storage, log: diag, clock, tuning: o.tuning, onEvent: (e) => { events.push(e); if (process.env.EXEC_DEBUG) console.warn("pool event", JSON.stringify(e)); } });
   const h: Harness = {
     store,
     storage,
