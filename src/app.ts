@@ -16,10 +16,21 @@ export interface BuiltApp {
  * lifetimes to the HTTP server's, so `http.close()` releases everything `deps` handed over.
  */
 export async function buildApp(deps: AppDeps, options: ServerOptions = {}): Promise<BuiltApp> {
-  const ctx = createContext(deps);
-  const { app: http, routes } = await createServer(ctx, options);
+  const ctx = await createContext(deps);
+  let http: App;
+  let routes: RouteList;
+  try {
+    ({ app: http, routes } = await createServer(ctx, options));
+  } catch (error) {
+    await ctx.executor.close();
+    throw error;
+  }
+  const log = http.log;
+  ctx.executor.pool.onEvent = (event) => log.warn({ executor: event }, `executor ${event.type}`);
   registerRoutes(http, ctx);
   http.addHook("onClose", async () => {
+    // Kills every workerd process (SIGKILL; see WorkerdProcess.kill) before the store closes.
+    await ctx.executor.close();
     await ctx.store.close();
   });
   await http.ready();

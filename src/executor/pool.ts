@@ -195,6 +195,11 @@ export class ExecutorPool {
   private async spawn(slot: Slot): Promise<Member> {
     slot.starts += 1;
     const proc = await WorkerdProcess.start({ ...this.o, name: `exec-${slot.index}-${slot.starts}` });
+    // Listening is not answering: a process joins the pool once the supervisor replied.
+    if (!(await proc.ping(this.o.startupTimeoutMs))) {
+      proc.kill();
+      throw new Error(`executor process ${slot.index} listened but did not answer a ping`);
+    }
     const member: Member = { proc, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
     proc.onExit = () => {
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
