@@ -23,12 +23,13 @@ export type PoolEvent =
 interface Inflight {
   appId: string;
   startedAt: number;
-  abort: AbortController;
 }
 
 /** A live process and what the pool knows about it. */
 interface Member {
   proc: WorkerdProcess;
+  /** One signal for all of the process's calls: a fault fails every one of them anyway. */
+  abort: AbortController;
   inflight: Set<Inflight>;
   isolates: IsolateTable;
   faulted: boolean;
@@ -115,26 +116,29 @@ export class ExecutorPool {
     }
     const key = `${call.appId}:${call.revision}:${call.secretsVersion}`;
     await member.isolates.evicting.get(key);
-    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), abort: new AbortController() };
+    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now() };
     member.inflight.add(entry);
     member.isolates.begin(key, entry.startedAt);
     if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(member, this.o.maxIsolatesPerProcess, 0);
-    const signal = call.signal === undefined ? entry.abort.signal : AbortSignal.any([entry.abort.signal, call.signal]);
     try {
       const res = await member.proc.request("/run", {
         headers: { ...call.headers, "x-by-key": key, "x-by-caps": call.caps.join(","), "content-type": "application/json" },
         body: call.body,
-        signal,
+        signal: member.abort.signal,
+        timeoutMs: call.deadlineMs,
       });
       return toOutcome(res.status, res.headers, res.body);
     } catch (error) {
-      const reason: unknown = entry.abort.signal.reason;
+      const reason: unknown = member.abort.signal.reason;
       if (reason instanceof ExecutorFault) throw reason;
-      if (call.signal?.aborted === true) throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
+      const code = (error as { code?: unknown }).code;
+      if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+        throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
+      }
       // A dropped connection usually means the process died; its exit event may lag the socket
       // error, so give it a moment to arrive and fault the process with this call still counted.
       await Promise.race([member.proc.waitForExit(), new Promise((resolve) => setTimeout(resolve, 250))]);
-      const fault: unknown = entry.abort.signal.reason;
+      const fault: unknown = member.abort.signal.reason;
       if (fault instanceof ExecutorFault) throw fault;
       throw new ExecutorFault("crashed", "may_have_run", `the executor connection failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
@@ -200,7 +204,7 @@ export class ExecutorPool {
       proc.kill();
       throw new Error(`executor process ${slot.index} listened but did not answer a ping`);
     }
-    const member: Member = { proc, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
+    const member: Member = { proc, abort: new AbortController(), inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
     proc.onExit = () => {
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
     };
@@ -227,7 +231,7 @@ export class ExecutorPool {
   }
 
   private failAll(member: Member, fault: ExecutorFault): void {
-    for (const entry of member.inflight) entry.abort.abort(fault);
+    member.abort.abort(fault);
   }
 
   private tick(): void {

@@ -88,7 +88,7 @@ export class Operations {
           "x-svc-invocation": invocation.id,
         },
         body: JSON.stringify(input),
-        signal: AbortSignal.timeout(this.deadlineMs),
+        deadlineMs: this.deadlineMs,
       });
     } catch (error) {
       if (error instanceof ExecutorFault) throw executorError(error);

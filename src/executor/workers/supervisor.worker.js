@@ -21,7 +21,9 @@ async function run(request, env, key) {
   const headers = new Headers({ "content-type": "application/json" });
   for (const [name, value] of request.headers) if (name.startsWith("x-svc-")) headers.set(name, value);
   const op = request.headers.get("x-svc-op") ?? "";
-  const appRequest = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body: request.body });
+  // Buffered, not streamed: op bodies are small JSON, and a stream across isolates costs more.
+  const body = await request.text();
+  const appRequest = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body });
   try {
     return await worker.getEntrypoint().fetch(appRequest);
   } catch (error) {
