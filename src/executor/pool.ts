@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Clock } from "../config/clock.ts";
 import { IsolateTable } from "./isolates.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
@@ -204,7 +205,10 @@ export class ExecutorPool {
       proc.kill();
       throw new Error(`executor process ${slot.index} listened but did not answer a ping`);
     }
-    const member: Member = { proc, abort: new AbortController(), inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
+    const abort = new AbortController();
+    // Every in-flight request listens on this one signal; their number is bounded by the ceilings.
+    setMaxListeners(0, abort.signal);
+    const member: Member = { proc, abort, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
     proc.onExit = () => {
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
     };
