@@ -90,4 +90,37 @@ describe("executor: hostile apps", () => {
     expect(quarantined).toEqual(["spinner", "bomber"]);
     expect(faults).toBeLessThanOrEqual(4);
   }, 60_000);
+
+  it("keeps a good app on another process fully answering while a neighbour process is killed (EXECUTORS=2)", async () => {
+    const h2 = await startHarness({ dialect: "sqlite", processes: 2, tuning: { pingIntervalMs: 250, pingTimeoutMs: 1000 } });
+    try {
+      // Pick a good app that hashes to a different process than the spinner.
+      const spinner = h2.code.publish("spinner-2", appModule({ spin: `async () => { for (;;) {} }` }), { routes: { spin: {} } });
+      const evilPid = h2.executor.pool.processOf(spinner.id)?.pid;
+      let goodId = "good-0";
+      for (let i = 0; h2.executor.pool.processOf(goodId)?.pid === evilPid; i++) goodId = `good-${i}`;
+      const good = { ...h2.code.publish(goodId, appModule({ ping: `async () => "pong"` }), { routes: { ping: {} } }), plan: "enterprise" as const };
+      let ok = 0;
+      let failed = 0;
+      let running = true;
+      const loader = (async () => {
+        while (running) {
+          await h2.call(good, "ping").then(
+            () => (ok += 1),
+            () => (failed += 1),
+          );
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      const spin = (await h2.call(spinner, "spin").catch((e: unknown) => e)) as ApiError;
+      expect(spin.kind).toBe("executor_error");
+      running = false;
+      await loader;
+      console.warn(`good app on the other process during the attack: ${ok}/${ok + failed} ok`);
+      expect(failed).toBe(0);
+      expect(ok).toBeGreaterThan(50);
+    } finally {
+      await h2.close();
+    }
+  }, 60_000);
 });

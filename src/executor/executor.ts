@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Clock } from "../config/clock.ts";
 import { CodeCache } from "./internal-api/code-cache.ts";
-import type { LogSink, StorageBackend } from "./internal-api/backends.ts";
+import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
 import { InternalApi } from "./internal-api/server.ts";
 import { Invocations } from "./invocations.ts";
 import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
@@ -18,6 +18,8 @@ export interface ExecutorOptions {
   code: CodeSource;
   storage: StorageBackend;
   log: LogSink;
+  /** Issue 5 plugs secrets in here; without it apps get no env strings. */
+  secrets?: SecretsSource;
   clock: Clock;
   tuning?: Partial<ExecutorTuning>;
   onEvent?: (event: PoolEvent) => void;
@@ -75,7 +77,7 @@ export class Executor {
     for (const file of ["supervisor.worker.js", "app-shim.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();
-    const api = new InternalApi(internalSocketPath, { invocations, code: new CodeCache(o.code), storage: o.storage, log: o.log });
+    const api = new InternalApi(internalSocketPath, { invocations, code: new CodeCache(o.code), storage: o.storage, log: o.log, secrets: o.secrets });
     const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes };
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs));
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;

@@ -16,3 +16,11 @@ export interface StorageBackend {
 export interface LogSink {
   emit(appId: string, entry: { level: string; message: string; data?: unknown }): void;
 }
+
+/**
+ * Seam for issue 5: the app's secrets as `env.<NAME>` strings, read when its isolate starts.
+ * Bump the app's `secretsVersion` on change so the next call starts a fresh isolate.
+ */
+export interface SecretsSource {
+  forApp(appId: string): Promise<Record<string, string>>;
+}

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { ApiError, apiError, recovery } from "../../errors/index.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
 import type { Capability } from "../types.ts";
-import type { LogSink, StorageBackend } from "./backends.ts";
+import type { LogSink, SecretsSource, StorageBackend } from "./backends.ts";
 import type { CodeCache } from "./code-cache.ts";
 
 // A body can be one 10 MiB value plus framing; anything longer is refused before it is read.
@@ -14,6 +14,7 @@ interface Deps {
   code: CodeCache;
   storage: StorageBackend;
   log: LogSink;
+  secrets?: SecretsSource;
 }
 
 type Handler = (inv: Invocation, body: Buffer, req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -60,7 +61,9 @@ export class InternalApi {
     if (path === "/code") {
       const code = await this.deps.code.get(invocation.appId, invocation.revision);
       if (code === null) throw apiError("app_not_found", "no code for this app revision");
-      sendJson(res, 200, { module: code.module });
+      // `vars` become env strings in the isolate (secrets, issue 5).
+      const vars = this.deps.secrets === undefined ? {} : await this.deps.secrets.forApp(invocation.appId);
+      sendJson(res, 200, { module: code.module, vars });
       return;
     }
     const route = this.routes[path];
