@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DAY, ManualClock } from "../src/config/clock.ts";
-import { Activity, DiagRing, parseActivityQuery } from "../src/domain/diagnostics/index.ts";
+import { Activity, authorizeActivity, authorizeDiag, DiagRing, parseActivityQuery, type DiagnosticsCaller } from "../src/domain/diagnostics/index.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { migrate, openStore, type Store } from "../src/store/index.ts";
 import { createTestDatabase, describeEachDialect } from "./helpers/dialects.ts";
@@ -76,5 +76,44 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
     expect(entries[0]?.message).toBe("m59");
     expect(entries[49]?.message).toBe("m10");
     expect(ring.list("other")).toEqual([]);
+  });
+
+  it("applies the spec's auth rules to diag and activity reads", () => {
+    const claimed = { id: "app-x", ownerUserId: "owner" };
+    const anonymous = { id: "app-x", ownerUserId: null };
+    const callers: Record<string, DiagnosticsCaller> = {
+      none: null,
+      appToken: { kind: "app", appId: "app-x" },
+      otherAppToken: { kind: "app", appId: "app-y" },
+      ownerToken: { kind: "user", userId: "owner", via: "token" },
+      strangerToken: { kind: "user", userId: "stranger", via: "token" },
+      ownerRender: { kind: "render", appId: "app-x", userId: "owner" },
+      visitorRender: { kind: "render", appId: "app-x", userId: null },
+      claimCookie: { kind: "claim_cookie", appId: "app-x" },
+    };
+    const outcome = (check: typeof authorizeDiag, caller: DiagnosticsCaller, app: typeof claimed | typeof anonymous) => {
+      try {
+        check(caller, app);
+        return 200;
+      } catch (error) {
+        return (error as ApiError).status;
+      }
+    };
+    const table = Object.fromEntries(
+      Object.entries(callers).map(([name, caller]) => [
+        name,
+        [outcome(authorizeDiag, caller, claimed), outcome(authorizeActivity, caller, claimed), outcome(authorizeDiag, caller, anonymous), outcome(authorizeActivity, caller, anonymous)],
+      ]),
+    );
+    expect(table).toEqual({
+      none: [401, 401, 401, 401],
+      appToken: [200, 200, 200, 200],
+      otherAppToken: [403, 403, 403, 403],
+      ownerToken: [200, 200, 403, 403],
+      strangerToken: [403, 403, 403, 403],
+      ownerRender: [200, 403, 403, 403],
+      visitorRender: [403, 403, 403, 403],
+      claimCookie: [403, 403, 403, 403],
+    });
   });
 });
