@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Clock } from "../config/clock.ts";
-import { CodeCache } from "./internal-api/code-cache.ts";
+import { CodeCache, codeBundle } from "./internal-api/code-cache.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
 import { InternalApi } from "./internal-api/server.ts";
 import { Invocations } from "./invocations.ts";
@@ -77,9 +77,11 @@ export class Executor {
     for (const file of ["supervisor.worker.js", "app-shim.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();
-    const api = new InternalApi(internalSocketPath, { invocations, code: new CodeCache(o.code), storage: o.storage, log: o.log, secrets: o.secrets });
+    const code = new CodeCache(o.code);
+    const api = new InternalApi(internalSocketPath, { invocations, code, storage: o.storage, log: o.log, secrets: o.secrets });
     const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes };
-    const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs));
+    const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
+    const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
     const executor = new Executor(invocations, pool, api, dir);
     try {

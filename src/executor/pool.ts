@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { Clock } from "../config/clock.ts";
+import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { IsolateTable } from "./isolates.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
@@ -70,6 +71,7 @@ export class ExecutorPool {
     private readonly o: PoolOptions,
     private readonly clock: Clock,
     private readonly quarantine: Quarantine,
+    private readonly bundle: (appId: string, revision: number) => Promise<CodeBundle | null>,
   ) {
     this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false, suspects: new Set(), exclusive: null }));
   }
@@ -117,14 +119,27 @@ export class ExecutorPool {
     }
     const key = `${call.appId}:${call.revision}:${call.secretsVersion}`;
     await member.isolates.evicting.get(key);
+    // First call of this isolate in this process: send the code along, saving the supervisor a
+    // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
+    let prefix = "";
+    if (!member.isolates.has(key)) {
+      const bundle = await this.bundle(call.appId, call.revision).catch(() => null);
+      if (bundle !== null) prefix = JSON.stringify(bundle);
+    }
     const entry: Inflight = { appId: call.appId, startedAt: this.clock.now() };
     member.inflight.add(entry);
     member.isolates.begin(key, entry.startedAt);
     if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(member, this.o.maxIsolatesPerProcess, 0);
     try {
       const res = await member.proc.request("/run", {
-        headers: { ...call.headers, "x-by-key": key, "x-by-caps": call.caps.join(","), "content-type": "application/json" },
-        body: call.body,
+        headers: {
+          ...call.headers,
+          "x-by-key": key,
+          "x-by-caps": call.caps.join(","),
+          "x-by-code-length": String(prefix.length),
+          "content-type": "application/json",
+        },
+        body: prefix + call.body,
         signal: member.abort.signal,
         timeoutMs: call.deadlineMs,
       });

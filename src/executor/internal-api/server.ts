@@ -4,7 +4,7 @@ import { ApiError, apiError, recovery } from "../../errors/index.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
 import type { Capability } from "../types.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./backends.ts";
-import type { CodeCache } from "./code-cache.ts";
+import { codeBundle, type CodeCache } from "./code-cache.ts";
 
 // A body can be one 10 MiB value plus framing; anything longer is refused before it is read.
 const MAX_BODY_BYTES = 10 * 1024 * 1024 + 64 * 1024;
@@ -59,11 +59,10 @@ export class InternalApi {
     if (invocation === undefined) throw apiError("forbidden", "unknown or finished invocation");
     const path = (req.url ?? "").split("?")[0] ?? "";
     if (path === "/code") {
-      const code = await this.deps.code.get(invocation.appId, invocation.revision);
-      if (code === null) throw apiError("app_not_found", "no code for this app revision");
       // `vars` become env strings in the isolate (secrets, issue 5).
-      const vars = this.deps.secrets === undefined ? {} : await this.deps.secrets.forApp(invocation.appId);
-      sendJson(res, 200, { module: code.module, vars });
+      const bundle = await codeBundle(this.deps.code, this.deps.secrets, invocation.appId, invocation.revision);
+      if (bundle === null) throw apiError("app_not_found", "no code for this app revision");
+      sendJson(res, 200, bundle);
       return;
     }
     const route = this.routes[path];
