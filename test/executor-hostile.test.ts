@@ -17,7 +17,7 @@ describe("executor: hostile apps", () => {
     h = await startHarness({
       dialect: "sqlite",
       processes: 1,
-      tuning: { pingIntervalMs: 250, pingTimeoutMs: 1000, quarantineMs: 60_000, maxOldSpaceMb: 128 },
+      tuning: { pingIntervalMs: 250, pingTimeoutMs: 1500, quarantineMs: 60_000, maxOldSpaceMb: 128 },
     });
   });
   afterAll(async () => h.close());
@@ -92,7 +92,7 @@ describe("executor: hostile apps", () => {
   }, 60_000);
 
   it("keeps a good app on another process fully answering while a neighbour process is killed (EXECUTORS=2)", async () => {
-    const h2 = await startHarness({ dialect: "sqlite", processes: 2, tuning: { pingIntervalMs: 250, pingTimeoutMs: 1000 } });
+    const h2 = await startHarness({ dialect: "sqlite", processes: 2, tuning: { pingIntervalMs: 250, pingTimeoutMs: 1500 } });
     try {
       // Pick a good app that hashes to a different process than the spinner.
       const spinner = h2.code.publish("spinner-2", appModule({ spin: `async () => { for (;;) {} }` }), { routes: { spin: {} } });
