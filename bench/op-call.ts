@@ -1,6 +1,6 @@
 // Op-call benchmark: Brickyard's executor path (Operations → pool → supervisor → loader isolate)
 // against bare workerd serving the same trivial module directly, measured in the same run.
-// Run: npm run bench:op-call  (env: BENCH_SECONDS=3, BENCH_CONCURRENCY=8, DATABASE_URL for PG)
+// Run: npm run bench:op-call  (env: BENCH_SECONDS=2, BENCH_ROUNDS=3, BENCH_CONCURRENCY=8, DATABASE_URL for PG)
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,8 +15,9 @@ import type { AppCode, CodeSource } from "../src/executor/types.ts";
 import { workerdBinary } from "../src/executor/workerd-config.ts";
 import { migrate, openStore } from "../src/store/index.ts";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TRIVIAL = `export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
 const KV_MODULE = `export default { async fetch(request, env) {
   const a = await env.KV.get("a"); const b = await env.KV.get("b");
@@ -31,7 +32,7 @@ interface Result {
 }
 
 async function measure(call: () => Promise<unknown>): Promise<Result> {
-  for (let i = 0; i < 200; i++) await call(); // warm up
+  for (let i = 0; i < 100; i++) await call(); // warm up
   const latencies: number[] = [];
   const end = performance.now() + SECONDS * 1000;
   await Promise.all(
@@ -46,6 +47,11 @@ async function measure(call: () => Promise<unknown>): Promise<Result> {
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   return { rps: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99) };
+}
+
+function medianOf(results: Result[]): Result {
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  return { rps: median(results.map((r) => r.rps)), p50: median(results.map((r) => r.p50)), p99: median(results.map((r) => r.p99)) };
 }
 
 async function bareWorkerd(dir: string): Promise<{ call: () => Promise<unknown>; stop: () => void }> {
@@ -106,9 +112,15 @@ async function main(): Promise<void> {
     const kvApp = app("bench-kv", KV_MODULE, 1, ["svc:storage/kv@1.0"]);
     const call = (a: AppRecord) => () => ops.call({ app: a, role: "owner", op: "op", input: {}, trigger: "http", userId: null });
 
-    const baseline = await measure(bare.call);
-    const trivial = await measure(call(trivialApp));
-    const kv = await measure(call(kvApp));
+    // Rounds alternate the three so a load spike from elsewhere on the machine hits all alike;
+    // each figure is the median over rounds.
+    const rounds: { baseline: Result; trivial: Result; kv: Result }[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      rounds.push({ baseline: await measure(bare.call), trivial: await measure(call(trivialApp)), kv: await measure(call(kvApp)) });
+    }
+    const baseline = medianOf(rounds.map((r) => r.baseline));
+    const trivial = medianOf(rounds.map((r) => r.trivial));
+    const kv = medianOf(rounds.map((r) => r.kv));
 
     const firstCalls: number[] = [];
     for (let revision = 1; revision <= 200; revision++) {
@@ -120,7 +132,7 @@ async function main(): Promise<void> {
     firstCalls.sort((a, b) => a - b);
 
     const row = (name: string, r: Result) => `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms`;
-    console.log(`op-call benchmark: ${CONCURRENCY} concurrent, ${SECONDS} s each, store ${store.dialect}`);
+    console.log(`op-call benchmark: ${CONCURRENCY} concurrent, ${SECONDS} s each, median of ${ROUNDS} rounds, store ${store.dialect}`);
     console.log(row("bare workerd, trivial module", baseline));
     console.log(row("brickyard (a) trivial op", trivial));
     console.log(row("brickyard (b) 2 KV reads + 1 write", kv));
