@@ -1,4 +1,11 @@
-import { expect, it } from "vitest";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { systemClock } from "../src/config/clock.ts";
+import { DiagRing } from "../src/domain/diagnostics/index.ts";
+import { Executor } from "../src/executor/executor.ts";
+import { WorkerdStartupError } from "../src/executor/process.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer } from "./helpers/server.ts";
 
@@ -33,5 +40,29 @@ describeEachDialect("executor: composition in buildApp", (dialect) => {
       await server.close();
     }
     for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+});
+
+describe("executor: startup failures are typed", () => {
+  it("turns workerd's refusal of its config into a WorkerdStartupError carrying stderr, and leaves nothing running", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "brickyard-startup-"));
+    try {
+      const error = await Executor.start({
+        dataDir,
+        processes: 1,
+        code: { load: () => Promise.resolve(null) },
+        storage: {} as never,
+        log: new DiagRing(systemClock),
+        clock: systemClock,
+        tuning: { compatibilityDate: "2999-01-01", startupTimeoutMs: 10_000 },
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkerdStartupError);
+      expect(["config_invalid", "exited"]).toContain((error as WorkerdStartupError).failure);
+      expect((error as WorkerdStartupError).stderr).toMatch(/compatibility/i);
+      // The private executor directory is removed again.
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
