@@ -63,6 +63,8 @@ interface Slot {
  */
 export class ExecutorPool {
   private readonly slots: Slot[];
+  /** Every live process, draining ones included, so close() can kill them all. */
+  private readonly members = new Set<Member>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   onEvent: (event: PoolEvent) => void = () => undefined;
@@ -168,10 +170,9 @@ export class ExecutorPool {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
-    const members = await Promise.all(this.slots.map((s) => s.starting?.catch(() => null) ?? Promise.resolve(s.current)));
+    await Promise.all(this.slots.map((s) => s.starting?.catch(() => null) ?? Promise.resolve(null)));
     await Promise.all(
-      members.map(async (m) => {
-        if (m === null) return;
+      [...this.members].map(async (m) => {
         this.failAll(m, new ExecutorFault("shutting_down", "may_have_run", "the executor is shutting down"));
         m.proc.kill();
         await m.proc.waitForExit();
@@ -224,7 +225,9 @@ export class ExecutorPool {
     // Every in-flight request listens on this one signal; their number is bounded by the ceilings.
     setMaxListeners(0, abort.signal);
     const member: Member = { proc, abort, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
+    this.members.add(member);
     proc.onExit = () => {
+      this.members.delete(member);
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
     };
     if (this.closed) proc.kill();
