@@ -236,7 +236,8 @@ export class ExecutorPool {
 
   /** Kill, fail in-flight calls, quarantine the likely culprit, restart. */
   private fault(slot: Slot, member: Member, reason: FaultReason): void {
-    if (member.faulted) return;
+    // A draining process is being replaced already; its calls fail on their own if it dies.
+    if (member.faulted || member.retiring) return;
     member.faulted = true;
     const suspects = [...new Set([...member.inflight].map((e) => e.appId))];
     const quarantined = suspects.length === 1 ? (suspects[0] ?? null) : null;
@@ -264,7 +265,7 @@ export class ExecutorPool {
       member.pinging = true;
       void member.proc.ping(this.o.pingTimeoutMs).then((ok) => {
         member.pinging = false;
-        if (!ok && !member.faulted && !member.proc.exited) this.fault(slot, member, "hung");
+        if (!ok && !member.faulted && !member.retiring && !member.proc.exited) this.fault(slot, member, "hung");
       });
       this.evict(member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs);
       const rss = member.proc.rssBytes();
