@@ -22,12 +22,21 @@ export interface BuiltApp {
  */
 export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   const ctx = await createContext(deps);
-  const { app: http, routes } = await createServer(ctx);
+  let http: App;
+  let routes: RouteList;
+  try {
+    ({ app: http, routes } = await createServer(ctx));
+  } catch (error) {
+    await ctx.executor.close();
+    throw error;
+  }
+  ctx.executor.pool.onEvent = (event) => ctx.log.warn({ executor: event }, `executor ${event.type}`);
   registerRoutes(http, ctx);
   const reaper = new Reaper(ctx.apps, () => ctx.clock.now(), http.log);
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
+    // Kills every workerd process (SIGKILL; see WorkerdProcess.kill) before the store closes.
     await ctx.executor.close();
     await ctx.store.close();
   });

@@ -13,8 +13,8 @@ import { Routines } from "./domain/routines/routines.ts";
 import { WebhookDelivery } from "./domain/webhooks/delivery.ts";
 import { Webhooks } from "./domain/webhooks/webhooks.ts";
 import { AppStorage } from "./domain/storage/index.ts";
-import { Executor } from "./executor/executor.ts";
-import type { SecretValues } from "./executor/internal-api/backends.ts";
+import { Executor, type ExecutorTuning } from "./executor/executor.ts";
+import type { SecretsSource } from "./executor/internal-api/backends.ts";
 import type { CodeSource } from "./executor/types.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
 import { loadSecretsKey } from "./domain/secrets/key.ts";
@@ -41,6 +41,8 @@ export interface AppDeps {
   egressTestOverrides?: { hosts: Record<string, string>; caPem: string };
   /** Start background work (scheduler timers). Tests that drive time by hand turn it off. */
   background?: boolean;
+  /** Executor timers and bounds; production defaults when omitted. */
+  executorTuning?: Partial<ExecutorTuning>;
 }
 
 /** Every service, built once per app; routes receive this and nothing global. */
@@ -90,16 +92,18 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
   const secrets = new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir));
-  const secretValues = appSecretValues(apps, secrets);
+  const secretsSource = appSecrets(apps, secrets);
   const executor = await Executor.start({
-    secrets: secretValues,
+    secrets: secretsSource,
     dataDir: deps.config.dataDir,
     processes: deps.config.executors,
     code: appCodeSource(apps),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     storage,
     log: diag,
-    clock,
+    // The executor's own timers run on real time even when tests move the app clock.
+    clock: systemClock,
+    tuning: deps.executorTuning,
   });
   const pairings = new Pairings(db, clock, tokens, deps.config);
   // The app lifecycle calls these inside its own transactions (create with `pair: true`, claim).
@@ -108,8 +112,12 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     approveBoundPairing: async (trx, { appId, userId }) => void (await pairings.approveBoundToApp(appId, userId, trx)),
   });
   apps.onDelete((appId) => pairings.forgetApp(appId));
+  // An app's data goes with it (deleted or reaped); its own rows cascade from the apps table.
+  apps.onDelete((appId) => storage.dropApp(appId));
+  apps.onDelete((appId) => activity.dropApp(appId));
+  apps.onDelete((appId) => Promise.resolve(diag.drop(appId)));
   const operations = new Operations(executor, diag, activity, clock, deps.config.baseUrl, OPERATION_DEADLINE_MS, async (appId) =>
-    secretRedactor(await secretValues.valuesFor(appId)),
+    secretRedactor(await secretsSource.forApp(appId)),
   );
   const users = new Users(db, clock);
   const runner = new AppRunner(apps, users, secrets, operations);
@@ -140,9 +148,9 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
 }
 
 /** Secrets belong to (owner, manifest id); an unclaimed app has none. */
-function appSecretValues(apps: Apps, secrets: Secrets): SecretValues {
+function appSecrets(apps: Apps, secrets: Secrets): SecretsSource {
   return {
-    async valuesFor(appId) {
+    async forApp(appId) {
       const app = await apps.get(appId);
       if (app === null || app.ownerUserId === null) return {};
       return secrets.valuesFor({ ownerUserId: app.ownerUserId, manifestId: app.manifestId });

@@ -8,7 +8,7 @@ const KV = "svc:storage/kv@1.0";
 describeEachDialect("executor: op calls through workerd", (dialect) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ dialect, processes: 2 });
+    h = await startHarness({ dialect, processes: 2, secrets: { "app-secret": { API_KEY: "k-123" } } });
   });
   afterAll(async () => h.close());
 
@@ -33,6 +33,11 @@ describeEachDialect("executor: op calls through workerd", (dialect) => {
     await h.restart();
     for (const app of apps) expect(await h.call(app, "get", { k: "greeting" })).toEqual({ hello: app.id });
     expect(await h.call(h.code.publish("kv-e", module, manifest), "get", { k: "missing" })).toBeNull();
+  });
+
+  it("gives secrets from the SecretsSource seam as env strings", async () => {
+    const app = h.code.publish("app-secret", appModule({ key: `async (i, env) => ({ key: env.API_KEY, keys: Object.keys(env) })` }), { routes: { key: {} } });
+    expect(await h.call(app, "key")).toEqual({ key: "k-123", keys: ["API_KEY"] });
   });
 
   it("leaves undeclared capabilities out of env and blocks fetch()", async () => {

@@ -63,6 +63,20 @@ describeEachDialect("POST /app/{id}/api/{operation}", (dialect) => {
     expect(expectError(await server.client.post(`/app/${id}/api/fail`, {}, { token }), 422, "operation_failed").message).toContain("nope");
   });
 
+  it("deleting an app removes its stored data and diagnostics", async () => {
+    const owner = await createUser(server);
+    const created = await server.client.post("/app", { module: COUNTER }, { token: owner.token });
+    const id = created.body.id;
+    await server.client.post(`/app/${id}/api/bump`, { by: 1 }, { token: owner.token });
+    await server.client.post(`/app/${id}/api/nope-not-declared`, {}, { token: owner.token });
+    const kvRows = () => server.ctx.db.selectFrom("app_kv").select("key").where("app_id", "=", id).execute();
+    expect(await kvRows()).toHaveLength(1);
+    expect((await server.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+    expect(await kvRows()).toHaveLength(0);
+    expect(await server.ctx.db.selectFrom("app_storage_usage").selectAll().where("app_id", "=", id).execute()).toHaveLength(0);
+    expect(server.ctx.diag.list(id)).toEqual([]);
+  });
+
   it("authorizes the app token, the owner after a claim, and no one else", async () => {
     const created = await server.client.post("/app", { module: COUNTER });
     const { id, token } = created.body;

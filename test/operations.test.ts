@@ -115,7 +115,7 @@ describeEachDialect("operations: validation, roles, results, ceilings, diagnosti
   it("applies the concurrent-runs ceiling with app_busy", async () => {
     const a = h.code.publish("ops-busy-" + dialect, appModule({ slow: `async (i) => { await new Promise((r) => setTimeout(r, 400)); return true }` }), { routes: { slow: {} } });
     const results = await Promise.allSettled(Array.from({ length: 9 }, () => h.call(a, "slow")));
-    const refused = results.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason as ApiError);
+    const refused = results.filter((r) => r.status === "rejected").map((r) => (r).reason as ApiError);
     expect(refused).toHaveLength(1);
     expect(refused[0]?.fields).toMatchObject({ limit: "concurrent_runs", observed: 9, allowed: 8, rung: "throttled", recovery: { kind: "retry" } });
     expect(refused[0]?.status).toBe(429);
@@ -130,7 +130,7 @@ describeEachDialect("operations: validation, roles, results, ceilings, diagnosti
       const batch = await Promise.allSettled(Array.from({ length: 8 }, () => h.call(a, "ping")));
       calls += batch.length;
       const refused = batch.find((r) => r.status === "rejected");
-      if (refused !== undefined) busy = (refused as PromiseRejectedResult).reason as ApiError;
+      if (refused !== undefined) busy = (refused).reason as ApiError;
     }
     expect(calls).toBeGreaterThan(600);
     if (busy === null) throw new Error("never refused");

@@ -3,8 +3,8 @@ import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Clock } from "../config/clock.ts";
-import { CodeCache } from "./internal-api/code-cache.ts";
-import type { LogSink, SecretValues, StorageBackend } from "./internal-api/backends.ts";
+import { CodeCache, codeBundle } from "./internal-api/code-cache.ts";
+import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
 import { InternalApi } from "./internal-api/server.ts";
 import { Invocations } from "./invocations.ts";
 import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
@@ -19,7 +19,7 @@ export interface ExecutorOptions {
   processes: number;
   code: CodeSource;
   /** Secrets for `env`; none when omitted. */
-  secrets?: SecretValues;
+  secrets?: SecretsSource;
   /** Tests only: loopback fixtures served as public origins (see EgressConfig). */
   egressTestOverrides?: EgressConfig["testOverrides"];
   storage: StorageBackend;
@@ -82,16 +82,11 @@ export class Executor {
     const egress: EgressConfig = { key: randomBytes(32).toString("base64url"), ...(o.egressTestOverrides ? { testOverrides: o.egressTestOverrides } : {}) };
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();
-    const api = new InternalApi(internalSocketPath, {
-      invocations,
-      code: new CodeCache(o.code),
-      storage: o.storage,
-      log: o.log,
-      secrets: o.secrets ?? { valuesFor: () => Promise.resolve({}) },
-      egressKey: egress.key,
-    });
+    const code = new CodeCache(o.code);
+    const api = new InternalApi(internalSocketPath, { invocations, code, storage: o.storage, log: o.log, secrets: o.secrets, egressKey: egress.key });
     const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes, egress };
-    const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs));
+    const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
+    const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
     const executor = new Executor(invocations, pool, api, dir);
     try {

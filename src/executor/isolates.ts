@@ -12,6 +12,10 @@ export class IsolateTable {
     return this.lastUsed.size;
   }
 
+  has(key: string): boolean {
+    return this.lastUsed.has(key);
+  }
+
   begin(key: string, now: number): void {
     this.lastUsed.delete(key);
     this.lastUsed.set(key, now);

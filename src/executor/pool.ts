@@ -1,4 +1,6 @@
+import { setMaxListeners } from "node:events";
 import type { Clock } from "../config/clock.ts";
+import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { IsolateTable } from "./isolates.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
@@ -16,24 +18,27 @@ export interface PoolOptions extends Omit<ProcessOptions, "name"> {
 }
 
 export type PoolEvent =
-  | { type: "fault"; slot: number; reason: FaultReason; culprit: string | null; failedCalls: number }
+  | { type: "fault"; slot: number; reason: FaultReason; suspects: string[]; quarantined: string | null; failedCalls: number }
   | { type: "recycle"; slot: number; rssBytes: number }
   | { type: "start_failed"; slot: number; error: unknown };
 
 interface Inflight {
   appId: string;
   startedAt: number;
-  abort: AbortController;
 }
 
 /** A live process and what the pool knows about it. */
 interface Member {
   proc: WorkerdProcess;
+  /** One signal for all of the process's calls: a fault fails every one of them anyway. */
+  abort: AbortController;
   inflight: Set<Inflight>;
   isolates: IsolateTable;
   faulted: boolean;
   retiring: boolean;
   pinging: boolean;
+  /** Resolved whenever in-flight calls drop to zero. */
+  idleWaiters: (() => void)[];
 }
 
 interface Slot {
@@ -42,15 +47,24 @@ interface Slot {
   current: Member | null;
   starting: Promise<Member> | null;
   recycling: boolean;
+  /** Apps that were in flight when this slot's process went down, not yet cleared. */
+  suspects: Set<string>;
+  /** Held while a suspect's probation call runs alone on the process. */
+  exclusive: Promise<void> | null;
 }
 
 /**
  * N workerd processes; each app is routed to one by a stable hash of its id. A watchdog pings
- * every process: one that stops answering or exits is killed and restarted, its in-flight calls
- * fail, and the app whose call was running longest is quarantined as the likely culprit.
+ * every process: one that stops answering or exits is killed and restarted and its in-flight
+ * calls fail. Which call ran away cannot be told from outside a blocked process, so: if one app
+ * was in flight it is quarantined; if several were, each becomes a suspect whose next call runs
+ * alone on the process (probation) — the culprit then faults alone and is quarantined, the
+ * others are cleared.
  */
 export class ExecutorPool {
   private readonly slots: Slot[];
+  /** Every live process, draining ones included, so close() can kill them all. */
+  private readonly members = new Set<Member>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   onEvent: (event: PoolEvent) => void = () => undefined;
@@ -59,8 +73,9 @@ export class ExecutorPool {
     private readonly o: PoolOptions,
     private readonly clock: Clock,
     private readonly quarantine: Quarantine,
+    private readonly bundle: (appId: string, revision: number) => Promise<CodeBundle | null>,
   ) {
-    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false }));
+    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false, suspects: new Set(), exclusive: null }));
   }
 
   async start(): Promise<void> {
@@ -81,6 +96,23 @@ export class ExecutorPool {
       throw new ExecutorFault("quarantined", "not_started", `this app took an executor down and is quarantined for ${Math.ceil(left / 1000)} s more`);
     }
     const slot = this.slotFor(call.appId);
+    while (slot.exclusive !== null) await slot.exclusive;
+    if (!slot.suspects.has(call.appId)) return this.run(slot, call);
+    let release = () => undefined as void;
+    slot.exclusive = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const current = slot.current;
+      if (current !== null && current.inflight.size > 0) await new Promise<void>((resolve) => current.idleWaiters.push(resolve));
+      const outcome = await this.run(slot, call);
+      slot.suspects.delete(call.appId);
+      return outcome;
+    } finally {
+      slot.exclusive = null;
+      release();
+    }
+  }
+
+  private async run(slot: Slot, call: ExecutorCall): Promise<ExecutorOutcome> {
     let member: Member;
     try {
       member = await this.ensure(slot);
@@ -89,26 +121,48 @@ export class ExecutorPool {
     }
     const key = `${call.appId}:${call.revision}:${call.secretsVersion}`;
     await member.isolates.evicting.get(key);
-    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), abort: new AbortController() };
+    // First call of this isolate in this process: send the code along, saving the supervisor a
+    // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
+    let prefix = "";
+    if (!member.isolates.has(key)) {
+      const bundle = await this.bundle(call.appId, call.revision).catch(() => null);
+      if (bundle !== null) prefix = JSON.stringify(bundle);
+    }
+    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now() };
     member.inflight.add(entry);
     member.isolates.begin(key, entry.startedAt);
     if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(member, this.o.maxIsolatesPerProcess, 0);
-    const signal = call.signal === undefined ? entry.abort.signal : AbortSignal.any([entry.abort.signal, call.signal]);
     try {
       const res = await member.proc.request("/run", {
-        headers: { ...call.headers, "x-by-key": key, "x-by-caps": call.caps.join(","), "content-type": "application/json" },
-        body: call.body,
-        signal,
+        headers: {
+          ...call.headers,
+          "x-by-key": key,
+          "x-by-caps": call.caps.join(","),
+          "x-by-code-length": String(prefix.length),
+          "content-type": "application/json",
+        },
+        body: prefix + call.body,
+        signal: member.abort.signal,
+        timeoutMs: call.deadlineMs,
       });
       return toOutcome(res.status, res.headers, res.body);
     } catch (error) {
-      const reason: unknown = entry.abort.signal.reason;
+      const reason: unknown = member.abort.signal.reason;
       if (reason instanceof ExecutorFault) throw reason;
-      if (call.signal?.aborted === true) throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
+      const code = (error as { code?: unknown }).code;
+      if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+        throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
+      }
+      // A dropped connection usually means the process died; its exit event may lag the socket
+      // error, so give it a moment to arrive and fault the process with this call still counted.
+      await Promise.race([member.proc.waitForExit(), new Promise((resolve) => setTimeout(resolve, 250))]);
+      const fault: unknown = member.abort.signal.reason;
+      if (fault instanceof ExecutorFault) throw fault;
       throw new ExecutorFault("crashed", "may_have_run", `the executor connection failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       member.inflight.delete(entry);
       member.isolates.end(key);
+      if (member.inflight.size === 0) for (const wake of member.idleWaiters.splice(0)) wake();
       if (member.retiring && member.inflight.size === 0) member.proc.kill();
     }
   }
@@ -116,10 +170,9 @@ export class ExecutorPool {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
-    const members = await Promise.all(this.slots.map((s) => s.starting?.catch(() => null) ?? Promise.resolve(s.current)));
+    await Promise.all(this.slots.map((s) => s.starting?.catch(() => null) ?? Promise.resolve(null)));
     await Promise.all(
-      members.map(async (m) => {
-        if (m === null) return;
+      [...this.members].map(async (m) => {
         this.failAll(m, new ExecutorFault("shutting_down", "may_have_run", "the executor is shutting down"));
         m.proc.kill();
         await m.proc.waitForExit();
@@ -163,8 +216,18 @@ export class ExecutorPool {
   private async spawn(slot: Slot): Promise<Member> {
     slot.starts += 1;
     const proc = await WorkerdProcess.start({ ...this.o, name: `exec-${slot.index}-${slot.starts}` });
-    const member: Member = { proc, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false };
+    // Listening is not answering: a process joins the pool once the supervisor replied.
+    if (!(await proc.ping(this.o.startupTimeoutMs))) {
+      proc.kill();
+      throw new Error(`executor process ${slot.index} listened but did not answer a ping`);
+    }
+    const abort = new AbortController();
+    // Every in-flight request listens on this one signal; their number is bounded by the ceilings.
+    setMaxListeners(0, abort.signal);
+    const member: Member = { proc, abort, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
+    this.members.add(member);
     proc.onExit = () => {
+      this.members.delete(member);
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
     };
     if (this.closed) proc.kill();
@@ -173,21 +236,25 @@ export class ExecutorPool {
 
   /** Kill, fail in-flight calls, quarantine the likely culprit, restart. */
   private fault(slot: Slot, member: Member, reason: FaultReason): void {
-    if (member.faulted) return;
+    // A draining process is being replaced already; its calls fail on their own if it dies.
+    if (member.faulted || member.retiring) return;
     member.faulted = true;
-    let culprit: Inflight | null = null;
-    for (const entry of member.inflight) if (culprit === null || entry.startedAt < culprit.startedAt) culprit = entry;
-    if (culprit !== null) this.quarantine.add(culprit.appId);
+    const suspects = [...new Set([...member.inflight].map((e) => e.appId))];
+    const quarantined = suspects.length === 1 ? (suspects[0] ?? null) : null;
+    if (quarantined !== null) {
+      this.quarantine.add(quarantined);
+      slot.suspects.delete(quarantined);
+    } else for (const appId of suspects) slot.suspects.add(appId);
     const failed = member.inflight.size;
     this.failAll(member, new ExecutorFault(reason, "may_have_run", reason === "hung" ? "the executor stopped answering (a call ran away) and was restarted" : "the executor process died and was restarted"));
     member.proc.kill();
-    this.onEvent({ type: "fault", slot: slot.index, reason, culprit: culprit?.appId ?? null, failedCalls: failed });
+    this.onEvent({ type: "fault", slot: slot.index, reason, suspects, quarantined, failedCalls: failed });
     if (slot.current === member) slot.current = null;
     if (!this.closed) void this.ensure(slot).catch(() => undefined);
   }
 
   private failAll(member: Member, fault: ExecutorFault): void {
-    for (const entry of member.inflight) entry.abort.abort(fault);
+    member.abort.abort(fault);
   }
 
   private tick(): void {
@@ -198,7 +265,7 @@ export class ExecutorPool {
       member.pinging = true;
       void member.proc.ping(this.o.pingTimeoutMs).then((ok) => {
         member.pinging = false;
-        if (!ok && !member.faulted && !member.proc.exited) this.fault(slot, member, "hung");
+        if (!ok && !member.faulted && !member.retiring && !member.proc.exited) this.fault(slot, member, "hung");
       });
       this.evict(member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs);
       const rss = member.proc.rssBytes();

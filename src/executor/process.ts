@@ -113,13 +113,18 @@ export class WorkerdProcess {
     return this.stderrTail;
   }
 
-  async request(path: string, init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; signal?: AbortSignal }): Promise<WorkerdResponse> {
+  async request(
+    path: string,
+    init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<WorkerdResponse> {
     const res = await request(`http://workerd${path}`, {
       dispatcher: this.agent,
       method: init.method ?? "POST",
       headers: init.headers,
       body: init.body,
       signal: init.signal,
+      // The supervisor answers only once the op is done, so waiting for headers is the deadline.
+      ...(init.timeoutMs === undefined ? {} : { headersTimeout: init.timeoutMs, bodyTimeout: init.timeoutMs }),
     });
     return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
   }

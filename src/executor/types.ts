@@ -53,8 +53,8 @@ export interface ExecutorCall {
   /** The `x-svc-*` headers of DECISIONS §4, invocation id included. */
   headers: Record<string, string>;
   body: string;
-  /** Aborts the call (the 30 s deadline). */
-  signal?: AbortSignal;
+  /** Wall-clock deadline of the call (30 s for op calls). */
+  deadlineMs?: number;
 }
 
 export type ExecutorOutcome =

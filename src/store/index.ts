@@ -2,3 +2,4 @@ export { bytesType, isUniqueViolation, type Dialect } from "./dialect.ts";
 export { migrate, openStore, type Store, type StoreOptions } from "./open.ts";
 export type { AppVersionsTable, AppsTable, Database, PairingGuardsTable, PairingsTable, SessionsTable, TokensTable, UsersTable } from "./schema/index.ts";
 export { lockUsageRow } from "./locks.ts";
+export { WriteBatcher } from "./write-batcher.ts";

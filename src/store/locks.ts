@@ -8,6 +8,10 @@ import type { Database } from "./schema/index.ts";
  * because Kysely runs SQLite on one connection and a transaction holds it until it commits.
  */
 export async function lockUsageRow(trx: Transaction<Database>, dialect: Dialect, appId: string): Promise<number> {
+  if (dialect === "sqlite") {
+    const row = await trx.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).executeTakeFirst();
+    if (row !== undefined) return Number(row.bytes);
+  }
   await trx
     .insertInto("app_storage_usage")
     .values({ app_id: appId, bytes: 0 })

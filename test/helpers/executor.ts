@@ -48,6 +48,8 @@ export interface HarnessOptions {
   processes?: number;
   tuning?: Partial<ExecutorTuning>;
   deadlineMs?: number;
+  /** Secrets per app id (the issue 5 seam). */
+  secrets?: Record<string, Record<string, string>>;
 }
 
 export async function startHarness(o: HarnessOptions): Promise<Harness> {
@@ -62,7 +64,15 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const code = new TestCodeSource();
   const events: PoolEvent[] = [];
   const boot = () =>
-    Executor.start({ dataDir, processes: o.processes ?? 1, code, storage, log: diag, clock, tuning: o.tuning, onEvent: (e) => events.push(e) });
+    Executor.start({
+      dataDir,
+      processes: o.processes ?? 1,
+      code,
+      storage,
+      log: diag,
+      clock,
+      tuning: o.tuning,
+      secrets: { forApp: (appId) => Promise.resolve(o.secrets?.[appId] ?? {}) }, onEvent: (e) => { events.push(e); if (process.env.EXEC_DEBUG) console.warn("pool event", JSON.stringify(e)); } });
   const h: Harness = {
     store,
     storage,

@@ -91,7 +91,7 @@ export class Operations {
           "x-svc-invocation": invocation.id,
         },
         body: JSON.stringify(input),
-        signal: AbortSignal.timeout(this.deadlineMs),
+        deadlineMs: this.deadlineMs,
       });
     } catch (error) {
       if (error instanceof ExecutorFault) throw executorError(error);
@@ -114,7 +114,7 @@ export class Operations {
       const redact = await this.redactorFor(app.id);
       const message = redact(outcome.kind === "threw" ? outcome.message : `the operation answered ${outcome.status} without a result envelope`);
       this.diag.pushError(app.id, message, outcome.kind === "threw" ? redact(outcome.stack) : "");
-      await this.activity.record(app.id, "api_proxy_result", app.revision, `${op}: ${message}`, {
+      await this.record(app.id, "api_proxy_result", app.revision, `${op}: ${message}`, {
         op,
         trigger: c.trigger,
         outcome: outcome.kind === "threw" ? "threw" : "bad_envelope",
@@ -126,7 +126,7 @@ export class Operations {
     const validate = this.schemas.get(`${app.id}:${app.revision}:${op}:out`, route.output);
     if (validate !== null && !validate(envelope.value)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`);
-      await this.activity.record(app.id, "contract_validation", app.revision, `${op}: output does not match its schema`, {
+      await this.record(app.id, "contract_validation", app.revision, `${op}: output does not match its schema`, {
         op,
         direction: "output",
         problems: problems.join("; "),
@@ -135,6 +135,15 @@ export class Operations {
     }
     return envelope.value;
   }
+
+  private async record(...args: Parameters<Activity["record"]>): Promise<void> {
+    await this.activity.record(...args).then(() => undefined, swallow);
+  }
+}
+
+/** Never lets a failing activity write replace the error the caller should see. */
+function swallow(): void {
+  // The store is down or the row was refused; the op's own error is what matters here.
 }
 
 function parseEnvelope(body: string): { ok: true; value: unknown } | { ok: false; message: string } | null {

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
-import { lockUsageRow, type Database, type Store } from "../../store/index.ts";
+import { lockUsageRow, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
@@ -17,10 +17,14 @@ export interface StoredBlob {
  * concurrent writes can pass the cap together and the running total stays exact.
  */
 export class AppStorage {
+  private readonly batcher: WriteBatcher;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.batcher = new WriteBatcher(store);
+  }
 
   async kvGet(appId: string, key: string): Promise<string | null> {
     const row = await this.store.db.selectFrom("app_kv").select("value").where("app_id", "=", appId).where("key", "=", checkKey(key)).executeTakeFirst();
@@ -97,7 +101,7 @@ export class AppStorage {
   }
 
   private async write(table: ValueTable, appId: string, key: string, size: number, upsert: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
-    await this.store.db.transaction().execute(async (trx) => {
+    await this.batcher.run(async (trx) => {
       const used = await lockUsageRow(trx, this.store.dialect, appId);
       const old = await trx.selectFrom(table).select("size").where("app_id", "=", appId).where("key", "=", key).executeTakeFirst();
       const freed = old === undefined ? 0 : Number(old.size);
@@ -112,7 +116,7 @@ export class AppStorage {
   }
 
   private async remove(table: ValueTable, appId: string, key: string): Promise<boolean> {
-    return this.store.db.transaction().execute(async (trx) => {
+    return this.batcher.run(async (trx) => {
       await lockUsageRow(trx, this.store.dialect, appId);
       const old = await trx.deleteFrom(table).where("app_id", "=", appId).where("key", "=", key).returning("size").executeTakeFirst();
       if (old === undefined) return false;

@@ -12,12 +12,15 @@ export interface StorageBackend {
   blobList(appId: string, options: ListOptions): Promise<ListPage>;
 }
 
-/** The app's secrets, opened, for `env.<NAME>`; read only when an isolate is built. */
-export interface SecretValues {
-  valuesFor(appId: string): Promise<Record<string, string>>;
-}
-
 /** Where env.LOG lines go (the diag ring buffer). */
 export interface LogSink {
   emit(appId: string, entry: { level: string; message: string; data?: unknown }): void;
+}
+
+/**
+ * Seam for issue 5: the app's secrets as `env.<NAME>` strings, read when its isolate starts.
+ * Bump the app's `secretsVersion` on change so the next call starts a fresh isolate.
+ */
+export interface SecretsSource {
+  forApp(appId: string): Promise<Record<string, string>>;
 }

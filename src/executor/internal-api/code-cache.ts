@@ -1,4 +1,21 @@
 import type { AppCode, CodeSource } from "../types.ts";
+import type { SecretsSource } from "./backends.ts";
+
+/** What an isolate is built from: the module, its env strings (secrets), and what egress needs. */
+export interface CodeBundle {
+  appId: string;
+  module: string;
+  /** The origins the app declared; the supervisor's Egress entrypoint allows only these. */
+  origins: string[];
+  vars: Record<string, string>;
+}
+
+/** Module from the cache, secrets fresh from their source (they change without a new revision). */
+export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number): Promise<CodeBundle | null> {
+  const code = await cache.get(appId, revision);
+  if (code === null) return null;
+  return { appId, module: code.module, origins: code.origins, vars: secrets === undefined ? {} : await secrets.forApp(appId) };
+}
 
 /**
  * Source per (app, revision), kept in memory: a revision's source never changes, and each

@@ -5,8 +5,8 @@ import { ApiError, apiError, recovery } from "../../errors/index.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
 import type { Capability } from "../types.ts";
 import { secretRedactor } from "../../domain/secrets/redact.ts";
-import type { LogSink, SecretValues, StorageBackend } from "./backends.ts";
-import type { CodeCache } from "./code-cache.ts";
+import type { LogSink, SecretsSource, StorageBackend } from "./backends.ts";
+import { codeBundle, type CodeCache } from "./code-cache.ts";
 
 // A body can be one 10 MiB value plus framing; anything longer is refused before it is read.
 const MAX_BODY_BYTES = 10 * 1024 * 1024 + 64 * 1024;
@@ -16,7 +16,7 @@ interface Deps {
   code: CodeCache;
   storage: StorageBackend;
   log: LogSink;
-  secrets: SecretValues;
+  secrets?: SecretsSource;
   /** Shared with the supervisor's Egress entrypoint only; lets it report refusals per app. */
   egressKey: string;
 }
@@ -79,16 +79,10 @@ export class InternalApi {
     if (invocation === undefined) throw apiError("forbidden", "unknown or finished invocation");
     const path = (req.url ?? "").split("?")[0] ?? "";
     if (path === "/code") {
-      const code = await this.deps.code.get(invocation.appId, invocation.revision);
-      if (code === null) throw apiError("app_not_found", "no code for this app revision");
-      // Secrets are read here, when an isolate is built for (app, revision, secrets version),
-      // never cached with the code: a change makes a new version and so a new isolate.
-      sendJson(res, 200, {
-        appId: invocation.appId,
-        module: code.module,
-        origins: code.origins,
-        vars: await this.deps.secrets.valuesFor(invocation.appId),
-      });
+      // `vars` become env strings in the isolate (secrets, issue 5).
+      const bundle = await codeBundle(this.deps.code, this.deps.secrets, invocation.appId, invocation.revision);
+      if (bundle === null) throw apiError("app_not_found", "no code for this app revision");
+      sendJson(res, 200, bundle);
       return;
     }
     const route = this.routes[path];
@@ -122,7 +116,7 @@ function buildRoutes(deps: Deps): InternalApi["routes"] {
   const redactorOf = (inv: Invocation) => {
     let pending = redactors.get(inv);
     if (pending === undefined) {
-      pending = deps.secrets.valuesFor(inv.appId).then(secretRedactor);
+      pending = (deps.secrets?.forApp(inv.appId) ?? Promise.resolve({})).then(secretRedactor);
       redactors.set(inv, pending);
     }
     return pending;

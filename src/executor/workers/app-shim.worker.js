@@ -11,9 +11,10 @@ export default {
       if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
       const res = await app.fetch(request, appEnv, ctx);
       if (!(res instanceof Response)) throw new TypeError("default.fetch must return a Response");
-      const out = new Response(res.body, res);
-      out.headers.set("x-by-outcome", "response");
-      return out;
+      // Buffered: results are small JSON envelopes, and a stream across isolates costs more.
+      const headers = new Headers(res.headers);
+      headers.set("x-by-outcome", "response");
+      return new Response(await res.text(), { status: res.status, headers });
     } catch (error) {
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       return Response.json({ message, stack: String(error?.stack ?? "") }, { status: 500, headers: { "x-by-outcome": "threw" } });

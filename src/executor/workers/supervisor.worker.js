@@ -19,11 +19,17 @@ export default {
 async function run(request, env, ctx, key) {
   const invocation = request.headers.get("x-svc-invocation") ?? "";
   const caps = (request.headers.get("x-by-caps") ?? "").split(",").filter(Boolean);
-  const worker = env.LOADER.get(key, () => loadCode(env, ctx, invocation, caps));
+  // The body may start with the code bundle (first call in this process), then the op input.
+  const text = await request.text();
+  const codeLength = Number(request.headers.get("x-by-code-length") ?? 0);
+  const pushed = codeLength > 0 ? JSON.parse(text.slice(0, codeLength)) : null;
+  const body = text.slice(codeLength);
+  const worker = env.LOADER.get(key, async () => workerCode(env, ctx, caps, pushed ?? (await fetchCode(env, invocation))));
   const headers = new Headers({ "content-type": "application/json" });
   for (const [name, value] of request.headers) if (name.startsWith("x-svc-")) headers.set(name, value);
   const op = request.headers.get("x-svc-op") ?? "";
-  const appRequest = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body: request.body });
+  // Buffered, not streamed: op bodies are small JSON, and a stream across isolates costs more.
+  const appRequest = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body });
   try {
     return await worker.getEntrypoint().fetch(appRequest);
   } catch (error) {
@@ -32,11 +38,14 @@ async function run(request, env, ctx, key) {
   }
 }
 
-async function loadCode(env, ctx, invocation, caps) {
+async function fetchCode(env, invocation) {
   // The code endpoint answers for the invocation's own (app, revision) and nothing else.
   const res = await env.INTERNAL.fetch("http://internal/code", { headers: { "x-svc-invocation": invocation } });
   if (!res.ok) throw new Error(`code unavailable (${res.status})`);
-  const code = await res.json();
+  return res.json();
+}
+
+function workerCode(env, ctx, caps, code) {
   return {
     compatibilityDate: env.COMPATIBILITY_DATE,
     mainModule: "brickyard-shim.js",

@@ -11,7 +11,7 @@ export default function healthz(app: App, ctx: AppContext): void {
     {
       schema: {
         tags: ["system"],
-        summary: "Liveness: the store answers (and, once executors exist, every executor answered)",
+        summary: "Liveness: the store answers and every executor process answered",
         security: security.none,
         response: { 200: Type.Object({ ok: Type.Literal(true) }) },
       },
@@ -22,6 +22,7 @@ export default function healthz(app: App, ctx: AppContext): void {
       } catch {
         throw apiError("service_busy", "the store is not answering");
       }
+      if (!ctx.executor.healthy()) throw apiError("service_busy", "the executors are not all answering yet");
       return { ok: true as const };
     },
   );

@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { DAY, ManualClock } from "../src/config/clock.ts";
+import { Activity, authorizeActivity, authorizeDiag, DiagRing, parseActivityQuery, type DiagnosticsCaller } from "../src/domain/diagnostics/index.ts";
+import { ApiError } from "../src/errors/index.ts";
+import { migrate, openStore, type Store } from "../src/store/index.ts";
+import { createTestDatabase, describeEachDialect } from "./helpers/dialects.ts";
+
+describeEachDialect("diagnostics: activity events and the diag ring", (dialect) => {
+  let store: Store;
+  let dir: string;
+  let drop: (() => Promise<void>) | undefined;
+  const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
+  let activity: Activity;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "brickyard-activity-"));
+    const database = dialect === "postgres" ? await createTestDatabase() : null;
+    drop = database?.drop;
+    store = openStore({ databaseUrl: database?.url ?? null, dataDir: dir });
+    await migrate(store);
+    activity = new Activity(store.db, clock);
+  });
+  afterAll(async () => {
+    await store.close();
+    await drop?.();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("keeps 1,000 events per app, kind and UTC day, redacts tokens, and lists newest first", async () => {
+    const token = "svc_app_" + "A".repeat(43) + "abcdef";
+    for (let i = 0; i < 1005; i++) {
+      clock.advance(1);
+      await activity.record("app-1", "api_proxy_result", 3, `call ${i} with ${token}`, { op: "x", stack: "at app.js:1:1", message: `token ${token}` });
+    }
+    await activity.record("app-1", "contract_validation", 3, "output mismatch", { op: "x" });
+    const all = await activity.list("app-1", { kinds: ["api_proxy_result"], since: null, limit: 500 });
+    expect(all).toHaveLength(500);
+    expect(all[0]?.summary).toBe("call 999 with [redacted]");
+    expect(all[0]?.data).toEqual({ op: "x", message: "token [redacted]" });
+    expect(JSON.stringify(all)).not.toContain(token);
+    const counted = await store.db.selectFrom("activity_events").select((eb) => eb.fn.countAll<number>().as("n")).where("kind", "=", "api_proxy_result").executeTakeFirst();
+    expect(Number(counted?.n)).toBe(1000);
+    const contract = await activity.list("app-1", { kinds: ["contract_validation"], since: null, limit: 10 });
+    expect(contract.map((e) => e.kind)).toEqual(["contract_validation"]);
+
+    // A new UTC day has a fresh cap; since filters; the sweep drops what is past 90 days.
+    clock.advance(DAY);
+    expect(await activity.record("app-1", "api_proxy_result", 3, "next day", {})).toBe(true);
+    const since = await activity.list("app-1", { kinds: null, since: clock.now() - 1000, limit: 100 });
+    expect(since.map((e) => e.summary)).toEqual(["next day"]);
+    clock.advance(90 * DAY);
+    await activity.record("app-1", "diag_report", 4, "fresh", {});
+    expect((await activity.sweep()).events).toBe(1001);
+    expect((await activity.list("app-1", { kinds: null, since: null, limit: 100 })).map((e) => e.summary)).toEqual(["fresh", "next day"]);
+  });
+
+  it("validates the activity query", () => {
+    expect(parseActivityQuery({})).toEqual({ kinds: null, since: null, limit: 100 });
+    expect(parseActivityQuery({ kinds: "diag_report,api_proxy_result", since: "2026-01-01T00:00:00Z", limit: "500" })).toEqual({
+      kinds: ["diag_report", "api_proxy_result"],
+      since: Date.UTC(2026, 0, 1),
+      limit: 500,
+    });
+    for (const bad of [{ kinds: "nope" }, { since: "yesterday" }, { limit: "0" }, { limit: "501" }, { limit: "1.5" }]) {
+      expect(() => parseActivityQuery(bad)).toThrow(ApiError);
+    }
+  });
+
+  it("keeps 50 diag entries per app, most recent first", () => {
+    const ring = new DiagRing(clock);
+    for (let i = 0; i < 60; i++) ring.push("app-2", { message: `m${i}`, source: "app.js", line: i, col: 1, stack: "" });
+    const entries = ring.list("app-2");
+    expect(entries).toHaveLength(50);
+    expect(entries[0]?.message).toBe("m59");
+    expect(entries[49]?.message).toBe("m10");
+    expect(ring.list("other")).toEqual([]);
+  });
+
+  it("applies the spec's auth rules to diag and activity reads", () => {
+    const claimed = { id: "app-x", ownerUserId: "owner" };
+    const anonymous = { id: "app-x", ownerUserId: null };
+    const callers: Record<string, DiagnosticsCaller> = {
+      none: null,
+      appToken: { kind: "app", appId: "app-x" },
+      otherAppToken: { kind: "app", appId: "app-y" },
+      ownerToken: { kind: "user", userId: "owner", via: "token" },
+      strangerToken: { kind: "user", userId: "stranger", via: "token" },
+      ownerRender: { kind: "render", appId: "app-x", userId: "owner" },
+      visitorRender: { kind: "render", appId: "app-x", userId: null },
+      claimCookie: { kind: "claim_cookie", appId: "app-x" },
+    };
+    const outcome = (check: typeof authorizeDiag, caller: DiagnosticsCaller, app: typeof claimed | typeof anonymous) => {
+      try {
+        check(caller, app);
+        return 200;
+      } catch (error) {
+        return (error as ApiError).status;
+      }
+    };
+    const table = Object.fromEntries(
+      Object.entries(callers).map(([name, caller]) => [
+        name,
+        [outcome(authorizeDiag, caller, claimed), outcome(authorizeActivity, caller, claimed), outcome(authorizeDiag, caller, anonymous), outcome(authorizeActivity, caller, anonymous)],
+      ]),
+    );
+    expect(table).toEqual({
+      none: [401, 401, 401, 401],
+      appToken: [200, 200, 200, 200],
+      otherAppToken: [403, 403, 403, 403],
+      ownerToken: [200, 200, 403, 403],
+      strangerToken: [403, 403, 403, 403],
+      ownerRender: [200, 403, 403, 403],
+      visitorRender: [403, 403, 403, 403],
+      claimCookie: [403, 403, 403, 403],
+    });
+  });
+});

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appModule, startHarness, type Harness } from "./helpers/executor.ts";
+
+const MiB = 1024 * 1024;
+
+/** Memory bounds of the executor; executor-level (no store difference), so SQLite only. */
+describe("executor: memory stays bounded", () => {
+  describe("2,000 distinct apps one after another", () => {
+    const RSS_BOUND = 600 * MiB;
+    let h: Harness;
+    beforeAll(async () => {
+      h = await startHarness({ dialect: "sqlite", processes: 1, tuning: { maxIsolatesPerProcess: 100, pingIntervalMs: 500 } });
+    });
+    afterAll(async () => h.close());
+
+    it(`keeps executor RSS under ${RSS_BOUND / MiB} MiB while every app answers`, async () => {
+      let maxRss = 0;
+      const started = Date.now();
+      for (let i = 0; i < 2000; i++) {
+        const app = h.code.publish(`dense-${i}`, appModule({ who: `async () => ${i}` }), { routes: { who: {} } });
+        expect(await h.call(app, "who")).toBe(i);
+        if (i % 100 === 99) maxRss = Math.max(maxRss, h.executor.pool.rssBytes());
+      }
+      // Early apps were evicted; calling one again loads it afresh and still answers.
+      const first = h.code.publish("dense-0", appModule({ who: `async () => 0` }), { routes: { who: {} } });
+      expect(await h.call(first, "who")).toBe(0);
+      console.warn(`density: 2000 apps in ${((Date.now() - started) / 1000).toFixed(1)} s, max executor RSS ${(maxRss / MiB).toFixed(0)} MiB (bound ${RSS_BOUND / MiB} MiB)`);
+      expect(maxRss).toBeGreaterThan(0);
+      expect(maxRss).toBeLessThan(RSS_BOUND);
+    }, 180_000);
+  });
+
+  describe("recycling past the RSS high-water mark", () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await startHarness({ dialect: "sqlite", processes: 1, tuning: { maxIsolatesPerProcess: 10_000, rssHighWaterBytes: 120 * MiB, pingIntervalMs: 100 } });
+    });
+    afterAll(async () => h.close());
+
+    it("drains onto a fresh process without failing a call", async () => {
+      const before = h.executor.pool.processOf("any")?.pid;
+      let i = 0;
+      while (!h.events.some((e) => e.type === "recycle") && i < 400) {
+        const app = h.code.publish(`grow-${i}`, appModule({ who: `async () => ${i}` }), { routes: { who: {} } });
+        expect(await h.call(app, "who")).toBe(i);
+        i += 1;
+      }
+      expect(h.events.some((e) => e.type === "recycle")).toBe(true);
+      // Calls keep succeeding while the fresh process takes over.
+      let j = 0;
+      for (; j < 20 || (h.executor.pool.processOf("any")?.pid === before && j < 500); j++) {
+        const app = h.code.publish(`after-${j}`, appModule({ who: `async () => ${j}` }), { routes: { who: {} } });
+        expect(await h.call(app, "who")).toBe(j);
+      }
+      expect(h.executor.pool.processOf("any")?.pid).not.toBe(before);
+      console.warn(`recycle: after ${i} apps; fresh process RSS ${(h.executor.pool.rssBytes() / MiB).toFixed(0)} MiB after ${j} more`);
+      expect(h.events.filter((e) => e.type === "fault")).toEqual([]);
+    }, 120_000);
+  });
+});
