@@ -18,6 +18,12 @@ import { Secrets } from "./domain/secrets/secrets.ts";
 import { Users } from "./domain/accounts/users.ts";
 import { Pairings } from "./domain/pairing/index.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
+import { LiveEvents } from "./domain/events/live-events.ts";
+import { Assets } from "./domain/web/assets.ts";
+import { Feedback } from "./domain/web/feedback.ts";
+import { RenderTokens } from "./domain/web/render-tokens.ts";
+import { openBlobStore } from "./blobs/open.ts";
+import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
@@ -60,6 +66,14 @@ export interface AppContext {
   executor: Executor;
   /** Runs declared operations: validation, ceilings, the executor call, the result envelope. */
   operations: Operations;
+  /** Live app events (revision, KV data) for `GET /app/{id}/events`. */
+  live: LiveEvents;
+  /** Render tokens of app pages: minting, rotation, refresh. */
+  renderTokens: RenderTokens;
+  /** Uploaded assets and their signed URLs. */
+  assets: Assets;
+  /** Feedback sent from app pages. */
+  feedback: Feedback;
 }
 
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
@@ -72,7 +86,14 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
-  const secrets = new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir));
+  const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
+  const secrets = new Secrets(db, clock, secretsKey);
+  const live = new LiveEvents();
+  apps.onPublish((appId, revision) => live.revision(appId, revision));
+  storage.onKvChange((appId, key) => live.dataChanged(appId, key));
+  // Signed asset URLs use their own key, derived so that it never doubles as the sealing key.
+  const assetSigningKey = createHmac("sha256", secretsKey).update("brickyard asset url signing").digest();
+  const assets = new Assets(db, deps.store.dialect, openBlobStore(deps.config), clock, assetSigningKey, () => deps.config.baseUrl);
   const secretValues = appSecretValues(apps, secrets);
   const executor = await Executor.start({
     secrets: secretValues,
@@ -90,6 +111,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     approveBoundPairing: async (trx, { appId, userId }) => void (await pairings.approveBoundToApp(appId, userId, trx)),
   });
   apps.onDelete((appId) => pairings.forgetApp(appId));
+  apps.onDelete((appId) => assets.dropApp(appId));
   return {
     storage,
     diag,
@@ -111,6 +133,10 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     pairings,
     limiter: new RateLimiter(clock),
     apps,
+    live,
+    renderTokens: new RenderTokens(db, clock, tokens),
+    assets,
+    feedback: new Feedback(db, clock),
   };
 }
 

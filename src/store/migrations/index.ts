@@ -6,6 +6,7 @@ import * as m003 from "./003-app-storage.ts";
 import * as m004 from "./004-pairings.ts";
 import * as m005 from "./005-secrets.ts";
 import * as m006 from "./006-leases.ts";
+import * as m008 from "./008-web.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -20,6 +21,7 @@ const steps: Record<string, Step> = {
   "004-pairings": m004,
   "005-secrets": m005,
   "006-leases": m006,
+  "008-web": m008,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

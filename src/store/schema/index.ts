@@ -2,6 +2,8 @@ import type { ActivityCountsTable, ActivityEventsTable } from "./activity.ts";
 import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-storage.ts";
 import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
+import type { AssetsTable } from "./assets.ts";
+import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { SecretsTable } from "./secrets.ts";
@@ -25,6 +27,8 @@ export interface Database {
   pairing_guards: PairingGuardsTable;
   secrets: SecretsTable;
   leases: LeasesTable;
+  assets: AssetsTable;
+  feedback: FeedbackTable;
 }
 
 export type {
@@ -35,6 +39,8 @@ export type {
   AppStorageUsageTable,
   AppVersionsTable,
   AppsTable,
+  AssetsTable,
+  FeedbackTable,
   LeasesTable,
   PairingGuardsTable,
   PairingsTable,
