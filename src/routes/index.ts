@@ -31,6 +31,7 @@ import openapi from "./system/openapi.ts";
 import createToken from "./tokens/createToken.ts";
 import deleteToken from "./tokens/deleteToken.ts";
 import listTokens from "./tokens/listTokens.ts";
+import webRoutes from "./web/index.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -66,6 +67,7 @@ const routes: RouteModule[] = [
   pollPairing,
   approvePairing,
   redirectPairStart,
+  webRoutes,
   pages,
 ];
 

@@ -1,0 +1,34 @@
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import { principalOf } from "../../http/auth.ts";
+import { ok, security, Timestamp } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+import { AppIdParams } from "../apps/schemas.ts";
+
+const Item = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  text: Type.String(),
+  structuredData: Type.Unknown(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  revision: Type.Integer({ minimum: 0 }),
+  createdAt: Timestamp,
+});
+
+export default function listFeedback(app: App, ctx: AppContext): void {
+  app.get(
+    "/app/:id/feedback",
+    {
+      schema: {
+        tags: ["web"],
+        summary: "Feedback sent from the app's page, newest first (owner)",
+        security: security.user,
+        params: AppIdParams,
+        response: { 200: ok({ feedback: Type.Array(Item) }) },
+      },
+    },
+    async (request) => {
+      const { app: record } = await ctx.apps.load(request.params.id, await principalOf(ctx, request), "manage");
+      return { ok: true as const, feedback: await ctx.feedback.list(record.id) };
+    },
+  );
+}
