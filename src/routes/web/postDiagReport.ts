@@ -14,7 +14,7 @@ export const DIAG_REPORT_MAX_BYTES = 16 * 1024;
 
 const JsError = Type.Object(
   {
-    message: Type.String({ maxLength: 8000 }),
+    message: Type.String(),
     source: Type.Optional(Type.String()),
     line: Type.Optional(Type.Integer({ minimum: 0 })),
     col: Type.Optional(Type.Integer({ minimum: 0 })),
