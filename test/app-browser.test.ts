@@ -66,7 +66,7 @@ describe("apps in real Chromium", () => {
 
     // The other page learns of the KV change over SSE and refreshes itself.
     await secondFrame.getByText("Mix mortar").waitFor();
-    const events = (await secondFrame.evaluate("window.dataEvents")) as { keys: string[] }[];
+    const events = await secondFrame.evaluate<{ keys: string[] }[]>("window.dataEvents");
     expect(events.length).toBeGreaterThan(0);
     expect(events.flatMap((e) => e.keys)).toContain("items");
 
@@ -127,7 +127,7 @@ describe("apps in real Chromium", () => {
     await frame.getByRole("heading", { name: "Todos" }).waitFor();
     const tokensBefore = (await server.client.get("/api/token", { token: owner.token })).body.tokens.length;
 
-    const probe = (await frame.evaluate(`(async (base) => {
+    const probe = await frame.evaluate<Record<string, string>>(`(async (base) => {
       const out = {};
       try { out.cookie = document.cookie; } catch (e) { out.cookie = "blocked: " + e.name; }
       try { out.parent = parent.document.cookie; } catch (e) { out.parent = "blocked: " + e.name; }
@@ -140,7 +140,7 @@ describe("apps in real Chromium", () => {
       out.mint = await attempt("/api/token", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
       out.apps = await attempt("/app");
       return out;
-    })(${JSON.stringify(server.config.baseUrl)})`)) as Record<string, string>;
+    })(${JSON.stringify(server.config.baseUrl)})`);
 
     expect(probe.cookie).toBe("blocked: SecurityError");
     expect(probe.parent).toBe("blocked: SecurityError");
