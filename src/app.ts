@@ -27,7 +27,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
-    ctx.live.close();
+    await ctx.live.close();
     await ctx.executor.close();
     await ctx.store.close();
   });

@@ -23,6 +23,8 @@ import { Assets } from "./domain/web/assets.ts";
 import { Feedback } from "./domain/web/feedback.ts";
 import { RenderTokens } from "./domain/web/render-tokens.ts";
 import { openBlobStore } from "./blobs/open.ts";
+import { pgLiveTransport } from "./domain/events/pg-transport.ts";
+import { PgNotifier } from "./store/notify.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
@@ -91,6 +93,11 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const live = new LiveEvents();
   apps.onPublish((appId, revision) => live.revision(appId, revision));
   storage.onKvChange((appId, key) => live.dataChanged(appId, key));
+  // Several instances share PostgreSQL: live events travel between them through NOTIFY. Set up
+  // before the executor starts, so a failure here leaves no child process behind.
+  if (deps.store.dialect === "postgres" && deps.config.databaseUrl !== null) {
+    live.useTransport(await pgLiveTransport(live, new PgNotifier(deps.config.databaseUrl, db, log), log));
+  }
   // Signed asset URLs use their own key, derived so that it never doubles as the sealing key.
   const assetSigningKey = createHmac("sha256", secretsKey).update("brickyard asset url signing").digest();
   const assets = new Assets(db, deps.store.dialect, openBlobStore(deps.config), clock, assetSigningKey, () => deps.config.baseUrl);
