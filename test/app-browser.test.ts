@@ -79,6 +79,40 @@ describe("apps in real Chromium", () => {
     await page.close();
   });
 
+  it("window.svc: errors carry the envelope's kind; asset URLs, feedback and load-error reports work", { timeout: 60_000 }, async () => {
+    const form = new FormData();
+    form.set("key", "notes/hello.txt");
+    form.set("file", new Blob(["hello asset"], { type: "text/plain" }), "hello.txt");
+    const uploaded = await fetch(`${server.url}/app/${todo.id}/assets`, { method: "POST", body: form, headers: { authorization: `Bearer ${todo.token}` } });
+    expect(uploaded.status).toBe(201);
+
+    const page = await browser.newPage();
+    await page.goto(todo.url);
+    const frame = await appFrame(page);
+    await frame.getByRole("heading", { name: "Todos" }).waitFor();
+    const result = await frame.evaluate<Record<string, unknown>>(`(async () => {
+      const failure = await svc.call("nope", {}).catch((e) => ({ name: e.name, kind: e.kind, status: e.status }));
+      const invalid = await svc.call("add", { text: "" }).catch((e) => e.kind);
+      const asset = await fetch(svc.asset("notes/hello.txt")).then((r) => r.text());
+      const sent = await svc.feedback("Nice list", { from: "test" });
+      const img = document.createElement("img");
+      img.src = svc.asset("missing.png");
+      document.body.appendChild(img);
+      return { failure, invalid, asset, sent: sent.ok };
+    })()`);
+    expect(result).toEqual({ failure: { name: "SvcError", kind: "unknown_operation", status: 404 }, invalid: "invalid_input", asset: "hello asset", sent: true });
+    const feedback = await server.client.get(`/app/${todo.id}/feedback`, { token: todo.token });
+    expect(feedback.body.feedback).toEqual([expect.objectContaining({ text: "Nice list", structuredData: { from: "test" } })]);
+    const diag = await eventually(
+      () => server.client.get(`/app/${todo.id}/diag`, { token: todo.token }),
+      (res) => JSON.stringify(res.body).includes("[load-error]"),
+    );
+    const entry = diag.body.value.entries.find((e: { message: string }) => e.message.startsWith("[load-error]"));
+    expect(entry.message).toContain("/assets/missing.png");
+    expect(entry.message).not.toContain("svc_render_");
+    await page.close();
+  });
+
   it("a UI error reaches GET /app/{id}/diag and a diag_report activity event", { timeout: 60_000 }, async () => {
     const page = await browser.newPage();
     await page.goto(todo.url);

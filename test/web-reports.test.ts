@@ -148,7 +148,8 @@ describeEachDialect("diag, load-error and feedback reports", (dialect) => {
     const list = await server.client.get(`/app/${id}/feedback`, { token: owner.token });
     expect(list.body.feedback).toEqual([expect.objectContaining({ id: sent.body.id, text: "Love it", structuredData: { stars: 5 }, email: "fan@example.test", revision: 1 })]);
     const stranger = await makeUser(server);
-    expectError(await server.client.get(`/app/${id}/feedback`, { token: stranger.token }), 404, "app_not_found");
+    expectError(await server.client.get(`/app/${id}/feedback`, { token: stranger.token }), 403, "forbidden");
+    expectError(await server.client.get(`/app/${id}/feedback`), 401, "unauthorized");
     expectError(await server.client.get(`/app/${id}/feedback`, { token: render }), 403, "forbidden");
   });
 });

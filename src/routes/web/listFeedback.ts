@@ -4,6 +4,7 @@ import { principalOf } from "../../http/auth.ts";
 import { ok, security, Timestamp } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
+import { requireActivityReader } from "./credentials.ts";
 
 const Item = Type.Object({
   id: Type.String({ format: "uuid" }),
@@ -20,14 +21,16 @@ export default function listFeedback(app: App, ctx: AppContext): void {
     {
       schema: {
         tags: ["web"],
-        summary: "Feedback sent from the app's page, newest first (owner)",
-        security: security.user,
+        summary: "Feedback sent from the app's page, newest first; the owner, or the app token while unclaimed",
+        security: [{ appToken: [] }, ...security.user],
         params: AppIdParams,
         response: { 200: ok({ feedback: Type.Array(Item) }) },
       },
     },
     async (request) => {
-      const { app: record } = await ctx.apps.load(request.params.id, await principalOf(ctx, request), "manage");
+      const record = await ctx.apps.find(request.params.id);
+      // The same readers as activity: the app token (unclaimed) or the owner; render tokens refused.
+      requireActivityReader(await principalOf(ctx, request), record);
       return { ok: true as const, feedback: await ctx.feedback.list(record.id) };
     },
   );
