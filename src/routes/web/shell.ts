@@ -18,7 +18,11 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
  * may call it (owner, visibility) and for anyone holding a valid query render token for it.
  */
 export async function pageAccess(ctx: AppContext, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
-  const principal = await principalOf(ctx, request).catch(() => null);
+  // A page shows sign-in for a bad credential rather than a JSON 401.
+  const principal = await principalOf(ctx, request).catch((error: unknown) => {
+    if (error instanceof ApiError) return null;
+    throw error;
+  });
   const t = (request.query as Record<string, unknown> | undefined)?.t;
   let expiredLink = false;
   if (typeof t === "string" && t !== "" && app !== null) {
