@@ -127,6 +127,12 @@ describeEachDialect("assets", (dialect) => {
     expect((await upload(created.id, "by-owner", png(3), { token: owner.token })).status).toBe(201);
     const stranger = await makeUser(server);
     expectError(await upload(created.id, "x", png(3), { token: stranger.token }), 403, "forbidden");
+    // Once claimed, a visitor's page (a public app) may read assets but not change them.
+    expect((await server.client.put(`/app/${created.id}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
+    const visitor = await openFrame(server, created.id, await openShell(server, `/@${owner.handle}/assets-app`));
+    expectError(await upload(created.id, "x", png(3), { token: visitor }), 403, "forbidden");
+    expectError(await server.client.delete(`/app/${created.id}/assets/by-owner`, { token: visitor }), 403, "forbidden");
+    expect((await server.client.get(`/app/${created.id}/assets/by-owner?t=${visitor}`)).status).toBe(200);
     const keys = (await server.client.get(`/app/${created.id}/assets`, { token: owner.token })).body.assets.map((a: { key: string }) => a.key);
     expect(keys).toEqual(["by-cookie", "by-owner", "by-render"]);
   });

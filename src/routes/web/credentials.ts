@@ -69,6 +69,8 @@ export function requireReporter(principal: Principal | null, app: AppRecord): { 
 /**
  * Assets (spec rule 1): app, user or render token, or the claim cookie. Users must own the app;
  * the claim cookie holds the app token and, being a cookie, must come with our Origin on writes.
+ * Any page of the app may read its assets, but on a claimed app only the owner's page may change
+ * them (spec: owners upload assets), not a visitor of a public or signed-in app.
  */
 export async function requireAssetUser(ctx: AppContext, request: FastifyRequest, principal: Principal | null, app: AppRecord): Promise<void> {
   if (principal === null) {
@@ -87,6 +89,9 @@ export async function requireAssetUser(ctx: AppContext, request: FastifyRequest,
       return;
     case "render":
       if (principal.appId !== app.id) boundElsewhere("render");
+      if (request.method !== "GET" && app.ownerUserId !== null && principal.userId !== app.ownerUserId) {
+        throw apiError("forbidden", "only the owner's page can change this app's assets");
+      }
       return;
     case "user":
       requireOwnerUser(principal.userId, app);
