@@ -139,6 +139,28 @@ describeEachDialect("app settings and live events", (dialect) => {
     }
   });
 
+  it("a cookie-session stream ends with sse_cookie_expired once the session lapses", { timeout: 20_000 }, async () => {
+    const owner = await makeUser(server);
+    const { id } = (await server.client.post("/app", { module: KV_APP }, { token: owner.token })).body;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 10_000);
+    try {
+      const res = await fetch(`${server.url}/app/${id}/events`, { headers: { cookie: owner.cookie }, signal: abort.signal });
+      expect(res.status).toBe(200);
+      const reading = readEvents(res, (events) => events.some((e) => e.event === "error"));
+      await new Promise((r) => setTimeout(r, 100));
+      await server.ctx.sessions.end(owner.cookie.slice("svc_session=".length));
+      expect((await server.client.post(`/app/${id}/api/put`, { keys: ["x"] }, { token: owner.token })).status).toBe(200);
+      const events = await reading;
+      expect(events[0]).toEqual({ event: "hello", data: { revision: 1 } });
+      expect(events[events.length - 1]).toMatchObject({ event: "error", data: { ok: false, error: { kind: "sse_cookie_expired" } } });
+      expect(events.some((e) => e.event === "data")).toBe(false);
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+    }
+  });
+
   it("events refuse a lapsed cookie session with sse_cookie_expired, and strangers with 404", async () => {
     const owner = await makeUser(server);
     const { id } = (await server.client.post("/app", { module: moduleSource(manifestOf("private-live")) }, { token: owner.token })).body;

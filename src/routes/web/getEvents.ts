@@ -15,7 +15,7 @@ export const PING_MS = 25 * SECOND;
 /**
  * `GET /app/{id}/events` (spec Events 2): `hello {revision}` on connect, `revision {revision}`
  * after each publish, `data {keys}` after KV writes (coalesced by the bus), comment pings. A
- * cookie-session stream re-checks its session at each ping and ends with `sse_cookie_expired`.
+ * cookie-session stream re-checks its session as it goes and ends with `sse_cookie_expired`.
  */
 export default function getEvents(app: App, ctx: AppContext): void {
   const open = new Set<ServerResponse>();
@@ -58,20 +58,24 @@ export default function getEvents(app: App, ctx: AppContext): void {
       open.add(res);
       const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       send("hello", { revision: record.revision });
-      const unsubscribe = ctx.live.subscribe(record.id, (event: LiveEvent) => {
-        if (event.type === "revision") send("revision", { revision: event.revision });
-        else send("data", { keys: event.keys });
-      });
-      const ping = setInterval(() => {
-        void stillSignedIn(ctx, viaSession).then((live) => {
-          if (live) {
-            res.write(": ping\n\n");
+      // A cookie stream checks its session before each event and ping, in order, and ends with
+      // sse_cookie_expired once the session has lapsed; token streams skip the check.
+      let queue = Promise.resolve();
+      const checked = (write: () => void) => {
+        queue = queue.then(async () => {
+          if (res.writableEnded) return;
+          if (await stillSignedIn(ctx, viaSession)) {
+            write();
             return;
           }
           send("error", { ok: false, error: { kind: "sse_cookie_expired", message: "the session behind this stream has ended; sign in again and reconnect" } });
           res.end();
         });
-      }, PING_MS);
+      };
+      const unsubscribe = ctx.live.subscribe(record.id, (event: LiveEvent) => {
+        checked(() => (event.type === "revision" ? send("revision", { revision: event.revision }) : send("data", { keys: event.keys })));
+      });
+      const ping = setInterval(() => checked(() => res.write(": ping\n\n")), PING_MS);
       ping.unref();
       res.on("close", () => {
         clearInterval(ping);
