@@ -54,12 +54,13 @@ export function framePage(options: FrameOptions): string {
  * plugins, no <base>, framed only by our shell, and violations reported to the app's diag.
  * Styles may be inline: app UIs set style attributes, and CSS cannot run code.
  */
-export function frameCsp(base: string, appId: string, nonce: string, reportToken: string): string {
+export function frameCsp(base: string, appId: string, nonce: string, reportToken: string, ui: string | null = null): string {
   const origin = new URL(base).origin;
+  const cdn = pinnedCdnOrigins(ui);
   return [
     "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
-    `style-src ${origin} 'unsafe-inline'`,
+    [`script-src 'nonce-${nonce}'`, ...cdn].join(" "),
+    [`style-src ${origin} 'unsafe-inline'`, ...cdn].join(" "),
     `img-src ${origin} data: blob:`,
     `font-src ${origin} data:`,
     `media-src ${origin} data: blob:`,
@@ -69,6 +70,17 @@ export function frameCsp(base: string, appId: string, nonce: string, reportToken
     `frame-ancestors ${origin}`,
     `report-uri ${origin}/app/${appId}/diag/report?t=${encodeURIComponent(reportToken)}`,
   ].join("; ");
+}
+
+// DECISIONS §10: versioned CDN URLs (`name@1.2.3`, scoped names too) are the only outside code.
+const PINNED_CDN = /https:\/\/(cdn\.jsdelivr\.net\/npm|unpkg\.com|esm\.sh)\/(?:@[a-z0-9._-]+\/)?[a-z0-9._-]+@\d+\.\d+\.\d+/gi;
+
+/** The CDN origins a `ui` loads pinned code from; they join the frame's script and style sources. */
+export function pinnedCdnOrigins(ui: string | null): string[] {
+  if (ui === null) return [];
+  const origins = new Set<string>();
+  for (const match of ui.matchAll(PINNED_CDN)) origins.add(new URL(match[0]).origin);
+  return [...origins].sort();
 }
 
 // The app's own source sits in a raw-text element; only a closing tag or a comment opener

@@ -43,7 +43,7 @@ export default function getFrame(app: App, ctx: AppContext): void {
       });
       return reply
         .headers({
-          "Content-Security-Policy": frameCsp(ctx.config.baseUrl, record.id, nonce, request.query.t),
+          "Content-Security-Policy": frameCsp(ctx.config.baseUrl, record.id, nonce, request.query.t, code.ui),
           "X-Content-Type-Options": "nosniff",
           // The URL carries a token: never send it on as a Referer.
           "Referrer-Policy": "no-referrer",
