@@ -40,6 +40,13 @@ describeEachDialect("render tokens", (dialect) => {
     clock.advance(16 * MINUTE);
     expectError(await server.client.post(`/app/${id}/api/hello`, {}, { token: second }), 401, "token_expired");
     expect((await server.client.post(`/app/${id}/api/hello`, {}, { token: refreshed.body.token })).status).toBe(200);
+
+    // A day after expiry the hourly sweep drops the rows; the tokens are then simply unknown.
+    clock.advance(24 * HOUR);
+    expect(await server.ctx.renderTokens.sweep()).toBeGreaterThanOrEqual(2);
+    const unknown = expectError(await server.client.post(`/app/${id}/api/hello`, {}, { token: first }), 401, "unauthorized");
+    expect(unknown.reason).toBe("token_unknown");
+    expect((await server.client.post(`/app/${id}/api/hello`, {}, { token: refreshed.body.token })).status).toBe(200);
   });
 
   it("query render tokens last about 24 hours and open a private app's page for whoever holds them", async () => {
