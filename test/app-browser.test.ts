@@ -101,8 +101,14 @@ describe("apps in real Chromium", () => {
       return { failure, invalid, asset, sent: sent.ok };
     })()`);
     expect(result).toEqual({ failure: { name: "SvcError", kind: "unknown_operation", status: 404 }, invalid: "invalid_input", asset: "hello asset", sent: true });
+    // The shell's own feedback form, outside the frame.
+    await page.getByText("Feedback", { exact: true }).click();
+    await page.getByLabel("Tell the owner what you think").fill("From the shell");
+    await page.getByRole("button", { name: "Send feedback" }).click();
+    await page.getByRole("status").filter({ hasText: "Thanks, sent." }).waitFor();
     const feedback = await server.client.get(`/app/${todo.id}/feedback`, { token: todo.token });
-    expect(feedback.body.feedback).toEqual([expect.objectContaining({ text: "Nice list", structuredData: { from: "test" } })]);
+    expect(feedback.body.feedback.map((f: { text: string }) => f.text).sort()).toEqual(["From the shell", "Nice list"]);
+    expect(feedback.body.feedback).toContainEqual(expect.objectContaining({ text: "Nice list", structuredData: { from: "test" } }));
     const diag = await eventually(
       () => server.client.get(`/app/${todo.id}/diag`, { token: todo.token }),
       (res) => JSON.stringify(res.body).includes("[load-error]"),
