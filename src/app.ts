@@ -36,12 +36,14 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
+    await ctx.live.close();
     // Kills every workerd process (SIGKILL; see WorkerdProcess.kill) before the store closes.
     await ctx.executor.close();
     await ctx.store.close();
   });
   ctx.scheduler.add({ name: "reaper", everyMs: HOUR, run: () => reaper.reapOnce().then(() => undefined) });
   registerJobs(ctx);
+  ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
   await http.ready();
   if (deps.background !== false) ctx.scheduler.start();
   return { http, ctx, routes, reaper };

@@ -22,6 +22,14 @@ import { Secrets } from "./domain/secrets/secrets.ts";
 import { Users } from "./domain/accounts/users.ts";
 import { Pairings } from "./domain/pairing/index.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
+import { LiveEvents } from "./domain/events/live-events.ts";
+import { Assets } from "./domain/web/assets.ts";
+import { Feedback } from "./domain/web/feedback.ts";
+import { RenderTokens } from "./domain/web/render-tokens.ts";
+import { openBlobStore } from "./blobs/open.ts";
+import { pgLiveTransport } from "./domain/events/pg-transport.ts";
+import { PgNotifier } from "./store/notify.ts";
+import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
@@ -79,6 +87,14 @@ export interface AppContext {
   webhooks: Webhooks;
   /** The steps of a delivery to `POST /api/v1/hooks/{id}`, and the delivery retention sweep. */
   deliveries: WebhookDelivery;
+  /** Live app events (revision, KV data) for `GET /app/{id}/events`. */
+  live: LiveEvents;
+  /** Render tokens of app pages: minting, rotation, refresh. */
+  renderTokens: RenderTokens;
+  /** Uploaded assets and their signed URLs. */
+  assets: Assets;
+  /** Feedback sent from app pages. */
+  feedback: Feedback;
 }
 
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
@@ -91,7 +107,19 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
-  const secrets = new Secrets(db, clock, loadSecretsKey(deps.config.secretsKey, deps.config.dataDir));
+  const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
+  const secrets = new Secrets(db, clock, secretsKey);
+  const live = new LiveEvents();
+  apps.onPublish((appId, revision) => live.revision(appId, revision));
+  storage.onKvChange((appId, key) => live.dataChanged(appId, key));
+  // Several instances share PostgreSQL: live events travel between them through NOTIFY. Set up
+  // before the executor starts, so a failure here leaves no child process behind.
+  if (deps.store.dialect === "postgres" && deps.config.databaseUrl !== null) {
+    live.useTransport(await pgLiveTransport(live, new PgNotifier(deps.config.databaseUrl, db, log), log));
+  }
+  // Signed asset URLs use their own key, derived so that it never doubles as the sealing key.
+  const assetSigningKey = createHmac("sha256", secretsKey).update("brickyard asset url signing").digest();
+  const assets = new Assets(db, deps.store.dialect, openBlobStore(deps.config), clock, assetSigningKey, () => deps.config.baseUrl);
   const secretsSource = appSecrets(apps, secrets);
   const executor = await Executor.start({
     secrets: secretsSource,
@@ -116,6 +144,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   apps.onDelete((appId) => storage.dropApp(appId));
   apps.onDelete((appId) => activity.dropApp(appId));
   apps.onDelete((appId) => Promise.resolve(diag.drop(appId)));
+  apps.onDelete((appId) => assets.dropApp(appId));
   const operations = new Operations(executor, diag, activity, clock, deps.config.baseUrl, OPERATION_DEADLINE_MS, async (appId) =>
     secretRedactor(await secretsSource.forApp(appId)),
   );
@@ -144,6 +173,10 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     pairings,
     limiter: new RateLimiter(clock),
     apps,
+    live,
+    renderTokens: new RenderTokens(db, clock, tokens),
+    assets,
+    feedback: new Feedback(db, clock),
   };
 }
 

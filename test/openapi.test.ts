@@ -30,7 +30,8 @@ describe("OpenAPI description", () => {
     const routes = server.routes.filter((r) => r.method !== "HEAD");
     expect(routes.length).toBeGreaterThan(5);
     for (const route of routes) {
-      const path = route.url.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+      // A trailing wildcard (asset keys hold slashes) is the path parameter named `*`.
+      const path = route.url.replace(/:([A-Za-z0-9_]+)/g, "{$1}").replace(/\*$/, "{*}");
       const operation = doc.paths[path]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${path}`).toBeDefined();
       expect(JSON.stringify(operation?.responses["4XX"] ?? operation?.responses["4xx"])).toContain("ErrorEnvelope");

@@ -3,6 +3,7 @@ import cookie from "@fastify/cookie";
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../context.ts";
+import { installFrameCors } from "./cors.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
 import { installOpenApi } from "./openapi.ts";
@@ -33,6 +34,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   app.addSchema(ErrorEnvelope);
   await installOpenApi(app, ctx.config.baseUrl);
   await app.register(cookie);
+  installFrameCors(app);
 
   // Every route documents the error envelope for its failures, without repeating it per route.
   app.addHook("onRoute", (route) => {

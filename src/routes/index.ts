@@ -46,6 +46,7 @@ import listAppWebhooks from "./webhooks/listAppWebhooks.ts";
 import listDeliveries from "./webhooks/listDeliveries.ts";
 import listWebhooks from "./webhooks/listWebhooks.ts";
 import updateWebhook from "./webhooks/updateWebhook.ts";
+import webRoutes from "./web/index.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -81,6 +82,7 @@ const routes: RouteModule[] = [
   pollPairing,
   approvePairing,
   redirectPairStart,
+  webRoutes,
   pages,
   createRoutine,
   listRoutines,

@@ -15,7 +15,11 @@ export type Actor =
  * is unclaimed, and `visitor` (anyone holding the URL of an unclaimed app). Sharing and teams
  * add `collaborator`, `end-user`, `viewer`, `team-admin` and `team-member` here.
  */
-export type AppRole = "owner" | "app-token" | "visitor";
+export type AppRole = "owner" | "app-token" | "end-user" | "visitor";
+
+/** Who may open a claimed app's page beyond its owner (DECISIONS §3). */
+export const VISIBILITIES = ["private", "signed-in", "public"] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
 
 /** What a role may do. New permissions are added here, next to the roles that grant them. */
 export type AppPermission =
@@ -31,6 +35,7 @@ export type AppPermission =
 const GRANTS: Record<AppRole, ReadonlySet<AppPermission>> = {
   owner: new Set(["source:read", "source:write", "view", "manage"]),
   "app-token": new Set(["source:read", "source:write", "view"]),
+  "end-user": new Set(["view"]),
   visitor: new Set(["view"]),
 };
 
@@ -38,6 +43,7 @@ const GRANTS: Record<AppRole, ReadonlySet<AppPermission>> = {
 export interface AccessSubject {
   id: string;
   ownerUserId: string | null;
+  visibility: Visibility;
 }
 
 /**
@@ -50,9 +56,13 @@ export function roleOf(actor: Actor, app: AccessSubject): AppRole | null {
     if (actor.kind === "user" && actor.userId === app.ownerUserId) return "owner";
     // An app token of a claimed app is refused earlier (401 token_revoked_post_claim).
     if (actor.kind === "app" && actor.appId === app.id && unclaimed) return "app-token";
+    // Any signed-in user on a signed-in or public app runs it as an end-user (DECISIONS §4).
+    if (actor.kind === "user" && app.visibility !== "private" && !unclaimed) return "end-user";
+    // A render token was minted only after its holder was allowed to open this app's page.
+    if (actor.kind === "render" && actor.appId === app.id) return "visitor";
   }
   // The UUID of an unclaimed app is the capability (DECISIONS §5): anyone holding it may look.
-  return unclaimed ? "visitor" : null;
+  return unclaimed || app.visibility === "public" ? "visitor" : null;
 }
 
 export function can(role: AppRole | null, permission: AppPermission): boolean {

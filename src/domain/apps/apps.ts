@@ -4,7 +4,7 @@ import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import { isUniqueViolation, type Database } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
-import { requirePermission, type Actor, type AppPermission, type AppRole } from "./access.ts";
+import { requirePermission, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
 import { claimApp } from "./claim.ts";
 import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
 import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
@@ -46,6 +46,7 @@ export interface ActiveCode extends SourceBundle {
 }
 
 type DeleteHook = (appId: string) => Promise<void>;
+type PublishHook = (appId: string, revision: number) => void;
 
 /**
  * The app lifecycle (spec "App ownership and lifetime", "Source revision"; DECISIONS §3):
@@ -55,6 +56,7 @@ type DeleteHook = (appId: string) => Promise<void>;
 export class Apps {
   private pairing: PairingSeam | null = null;
   private readonly deleteHooks: DeleteHook[] = [];
+  private readonly publishHooks: PublishHook[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -78,6 +80,17 @@ export class Apps {
    */
   onDelete(hook: DeleteHook): void {
     this.deleteHooks.push(hook);
+  }
+
+  /** Called after each source write that advanced an app's revision (live `revision` events). */
+  onPublish(hook: PublishHook): void {
+    this.publishHooks.push(hook);
+  }
+
+  private async published(id: string): Promise<AppRecord> {
+    const app = await this.mustFind(id);
+    for (const hook of this.publishHooks) hook(app.id, app.revision);
+    return app;
   }
 
   /** The app, or null. Does no access check; see `load` for that. */
@@ -138,7 +151,7 @@ export class Apps {
       const now = this.clock.now();
       if (existing !== null) {
         const won = await this.db.transaction().execute((trx) => commitRevision(trx, existing.id, existing.revision, now, prepared));
-        if (won) return { app: await this.mustFind(existing.id), warnings: prepared.warnings, created: false, token: null, pairing: null };
+        if (won) return { app: await this.published(existing.id), warnings: prepared.warnings, created: false, token: null, pairing: null };
         continue;
       }
       const id = randomUUID();
@@ -163,7 +176,7 @@ export class Apps {
     for (let attempt = 0; attempt < UNCONDITIONAL_RETRIES; attempt++) {
       const expected = current.revision;
       const won = await this.db.transaction().execute((trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
-      if (won) return { app: await this.mustFind(id), warnings: prepared.warnings };
+      if (won) return { app: await this.published(id), warnings: prepared.warnings };
       current = await this.mustFind(id);
     }
     throw apiError("service_busy", "the app is being written by other requests; retry");
@@ -196,7 +209,7 @@ export class Apps {
       const latest = await this.mustFind(id);
       throw this.revisionMismatch(id, expected, latest.revision);
     }
-    return { app: await this.mustFind(id), warnings: prepared.warnings };
+    return { app: await this.published(id), warnings: prepared.warnings };
   }
 
   revisionMismatch(id: string, sent: number, current: number) {
@@ -259,6 +272,26 @@ export class Apps {
     await this.db
       .updateTable("apps")
       .set({ icon_override: override === null ? null : JSON.stringify(override), updated_at: this.clock.now() })
+      .where("id", "=", id)
+      .execute();
+    return this.mustFind(id);
+  }
+
+  /**
+   * PUT /app/{id}/visibility and /starter-prompt: owner settings of a claimed app. The spec says
+   * 403 for anyone but the owner, and for an anonymous-owned app.
+   */
+  async setSettings(id: string, actor: Actor, fields: { visibility?: Visibility; starterPrompt?: string | null }): Promise<AppRecord> {
+    const app = await this.find(id);
+    if (app.ownerUserId === null) throw apiError("forbidden", "this app is unclaimed; claim it under an account first");
+    if (actor?.kind !== "user" || actor.userId !== app.ownerUserId) throw apiError("forbidden", "only the app's owner can change this");
+    await this.db
+      .updateTable("apps")
+      .set({
+        ...(fields.visibility === undefined ? {} : { visibility: fields.visibility }),
+        ...(fields.starterPrompt === undefined ? {} : { starter_prompt: fields.starterPrompt }),
+        updated_at: this.clock.now(),
+      })
       .where("id", "=", id)
       .execute();
     return this.mustFind(id);

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../store/index.ts";
 import type { Icon } from "./icon.ts";
+import type { Visibility } from "./access.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { PreparedSource } from "./source.ts";
 
@@ -19,6 +20,10 @@ export interface AppRecord {
   manifest: Manifest;
   /** The icon to draw: the owner's PUT /icon override, else the manifest's, else null (brick). */
   icon: Icon | null;
+  /** Who may open the page beyond the owner (DECISIONS §3). */
+  visibility: Visibility;
+  /** Leads the open-in-chat and copy-prompt text; null when unset. */
+  starterPrompt: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -39,6 +44,8 @@ function selectApps(db: Db) {
       "apps.revision",
       "apps.manifest",
       "apps.icon_override",
+      "apps.visibility",
+      "apps.starter_prompt",
       "apps.created_at",
       "apps.updated_at",
       "users.handle",
@@ -61,6 +68,8 @@ function toRecord(row: AppRow): AppRecord {
     revision: Number(row.revision),
     manifest,
     icon: override ?? manifest.icon,
+    visibility: row.visibility,
+    starterPrompt: row.starter_prompt,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -15,9 +15,14 @@ export function operationCaller(actor: Actor, app: AccessSubject): { role: Role;
       return { role: "app", userId: null };
     case "render":
       if (actor.appId !== app.id) throw apiError("forbidden", "this render token belongs to another app");
-      return actor.userId !== null && actor.userId === app.ownerUserId ? { role: "owner", userId: actor.userId } : { role: "visitor", userId: actor.userId };
+      if (actor.userId !== null && actor.userId === app.ownerUserId) return { role: "owner", userId: actor.userId };
+      // Someone else who loaded the page: an end-user while the app stays open to signed-in
+      // users, else an anonymous visitor (unclaimed and public apps).
+      if (actor.userId !== null && app.ownerUserId !== null && app.visibility !== "private") return { role: "end-user", userId: actor.userId };
+      return { role: "visitor", userId: actor.userId };
     case "user":
       if (actor.userId === app.ownerUserId) return { role: "owner", userId: actor.userId };
+      if (app.ownerUserId !== null && app.visibility !== "private") return { role: "end-user", userId: actor.userId };
       // Someone else's claimed app: do not confirm it exists. An unclaimed one is reachable by
       // URL, so there the honest answer is that this token does not authorize it.
       if (app.ownerUserId !== null) throw apiError("app_not_found", `no app ${app.id}`);

@@ -18,12 +18,22 @@ export interface StoredBlob {
  */
 export class AppStorage {
   private readonly batcher: WriteBatcher;
+  private readonly changeHooks: ((appId: string, key: string) => void)[] = [];
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
     this.batcher = new WriteBatcher(store);
+  }
+
+  /** Called after each committed KV write or delete (live `data` events). */
+  onKvChange(hook: (appId: string, key: string) => void): void {
+    this.changeHooks.push(hook);
+  }
+
+  private changed(appId: string, key: string): void {
+    for (const hook of this.changeHooks) hook(appId, key);
   }
 
   async kvGet(appId: string, key: string): Promise<string | null> {
@@ -44,10 +54,13 @@ export class AppStorage {
         .onConflict((oc) => oc.columns(["app_id", "key"]).doUpdateSet({ value: json, size, updated_at: now }))
         .execute();
     });
+    this.changed(appId, key);
   }
 
   async kvDelete(appId: string, key: string): Promise<boolean> {
-    return this.remove("app_kv", appId, checkKey(key));
+    const deleted = await this.remove("app_kv", appId, checkKey(key));
+    if (deleted) this.changed(appId, key);
+    return deleted;
   }
 
   async kvList(appId: string, options: ListOptions): Promise<ListPage> {

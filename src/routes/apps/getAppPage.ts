@@ -1,9 +1,8 @@
 import type { AppContext } from "../../context.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
-import { principalOf } from "../../http/auth.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
-import { appPlaceholderPage } from "../../web/app-page.ts";
+import { serveShell } from "../web/shell.ts";
 import { AppIdParams } from "./schemas.ts";
 
 export default function getAppPage(app: App, ctx: AppContext): void {
@@ -12,8 +11,8 @@ export default function getAppPage(app: App, ctx: AppContext): void {
     {
       schema: {
         tags: ["apps"],
-        summary: "The app's page; a claimed app redirects (302) to its canonical /@handle/manifestId URL",
-        security: security.none,
+        summary: "The app's page (HTML shell with the sandboxed frame); a claimed app redirects (302) to its canonical /@handle/manifestId URL",
+        security: [...security.none, { queryRenderToken: [] }],
         params: AppIdParams,
       },
     },
@@ -25,8 +24,7 @@ export default function getAppPage(app: App, ctx: AppContext): void {
         return reply.redirect(canonicalUrl(ctx.config.baseUrl, found) + query, 302);
       }
       // Unclaimed: the UUID is the capability, so anyone holding the URL may open it.
-      await ctx.apps.load(found.id, await principalOf(ctx, request), "view");
-      return reply.type("text/html; charset=utf-8").header("Cache-Control", "no-store").send(appPlaceholderPage(found, ctx.config.baseUrl));
+      return serveShell(ctx, request, reply, found);
     },
   );
 }

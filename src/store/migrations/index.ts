@@ -7,6 +7,7 @@ import * as m004 from "./004-pairings.ts";
 import * as m005 from "./005-secrets.ts";
 import * as m006 from "./006-leases.ts";
 import * as m007 from "./007-routines-webhooks.ts";
+import * as m008 from "./008-web.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -22,6 +23,7 @@ const steps: Record<string, Step> = {
   "005-secrets": m005,
   "006-leases": m006,
   "007-routines-webhooks": m007,
+  "008-web": m008,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -1,3 +1,5 @@
+import type { Generated } from "kysely";
+
 /**
  * One row per app: who owns it, its current revision and the validated manifest of that
  * revision. The source of every revision lives in `app_versions`.
@@ -18,6 +20,10 @@ export interface AppsTable {
   manifest: string;
   /** JSON `{emoji, bg}` set through PUT /app/{id}/icon; wins over the manifest's icon. */
   icon_override: string | null;
+  /** Who may open the page beyond owner and shares (DECISIONS §3): private, signed-in, public. */
+  visibility: Generated<"private" | "signed-in" | "public">;
+  /** PUT /app/{id}/starter-prompt: leads the open-in-chat and copy-prompt text; null when unset. */
+  starter_prompt: string | null;
   created_at: number;
   updated_at: number;
 }

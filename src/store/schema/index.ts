@@ -2,6 +2,8 @@ import type { ActivityCountsTable, ActivityEventsTable } from "./activity.ts";
 import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-storage.ts";
 import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
+import type { AssetsTable } from "./assets.ts";
+import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { RoutinesTable } from "./routines.ts";
@@ -30,6 +32,8 @@ export interface Database {
   routines: RoutinesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  assets: AssetsTable;
+  feedback: FeedbackTable;
 }
 
 export type {
@@ -40,6 +44,8 @@ export type {
   AppStorageUsageTable,
   AppVersionsTable,
   AppsTable,
+  AssetsTable,
+  FeedbackTable,
   LeasesTable,
   PairingGuardsTable,
   PairingsTable,

@@ -1,0 +1,67 @@
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { iso, type Clock } from "../../config/clock.ts";
+import { apiError, recovery } from "../../errors/index.ts";
+import type { Database } from "../../store/index.ts";
+
+/** Spec Limits: feedback text 16 KiB, structuredData 64 KiB serialized (the wire cap is the route's). */
+export const FEEDBACK_TEXT_MAX_BYTES = 16 * 1024;
+export const FEEDBACK_DATA_MAX_BYTES = 64 * 1024;
+export const FEEDBACK_WIRE_MAX_BYTES = 96 * 1024;
+const LIST_LIMIT = 200;
+
+export interface FeedbackInput {
+  text: string;
+  structuredData?: unknown;
+  email?: string;
+}
+
+export interface FeedbackView {
+  id: string;
+  text: string;
+  structuredData: unknown;
+  email: string | null;
+  revision: number;
+  createdAt: string;
+}
+
+/** Feedback people send from an app's page (DECISIONS §6), read by the owner. */
+export class Feedback {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async add(app: { id: string; revision: number }, userId: string | null, input: FeedbackInput): Promise<string> {
+    const textBytes = Buffer.byteLength(input.text);
+    if (textBytes > FEEDBACK_TEXT_MAX_BYTES) {
+      throw apiError("text_too_large", `feedback text is at most ${FEEDBACK_TEXT_MAX_BYTES} bytes`, { recovery: recovery.shrink("text", textBytes, FEEDBACK_TEXT_MAX_BYTES) });
+    }
+    const data = input.structuredData === undefined ? null : JSON.stringify(input.structuredData);
+    const dataBytes = data === null ? 0 : Buffer.byteLength(data);
+    if (dataBytes > FEEDBACK_DATA_MAX_BYTES) {
+      throw apiError("structured_data_too_large", `structuredData is at most ${FEEDBACK_DATA_MAX_BYTES} bytes serialized`, {
+        recovery: recovery.shrink("structured_data", dataBytes, FEEDBACK_DATA_MAX_BYTES),
+      });
+    }
+    const id = randomUUID();
+    await this.db
+      .insertInto("feedback")
+      .values({ id, app_id: app.id, text: input.text, structured_data: data, email: input.email ?? null, user_id: userId, revision: app.revision, created_at: this.clock.now() })
+      .execute();
+    return id;
+  }
+
+  /** Newest first, the latest 200. */
+  async list(appId: string): Promise<FeedbackView[]> {
+    const rows = await this.db.selectFrom("feedback").selectAll().where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id").limit(LIST_LIMIT).execute();
+    return rows.map((r) => ({
+      id: r.id,
+      text: r.text,
+      structuredData: r.structured_data === null ? null : (JSON.parse(r.structured_data) as unknown),
+      email: r.email,
+      revision: Number(r.revision),
+      createdAt: iso(Number(r.created_at)),
+    }));
+  }
+}

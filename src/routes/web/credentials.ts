@@ -1,0 +1,105 @@
+import type { FastifyRequest } from "fastify";
+import type { AppContext } from "../../context.ts";
+import { requirePermission } from "../../domain/apps/access.ts";
+import type { AppRecord } from "../../domain/apps/queries.ts";
+import { apiError } from "../../errors/index.ts";
+import type { Principal } from "../../http/auth.ts";
+import { readClaimCookie } from "../pages/claimCookie.ts";
+
+/**
+ * Which credential may do what on the browser-facing routes (spec Authentication rule 1). Each
+ * function throws the refusal: 401 without credentials, 403 for a credential that does not
+ * authorize this app or operation, 404 where a user has no relation to a claimed app.
+ */
+
+function missing(): never {
+  throw apiError("unauthorized", "send a token as 'Authorization: Bearer …' (or a render token as ?t=)");
+}
+
+function boundElsewhere(kind: string): never {
+  throw apiError("forbidden", `this ${kind} token belongs to another app`);
+}
+
+/** GET /app/{id}/diag: app, user or render token, owner only. */
+export function requireDiagReader(principal: Principal | null, app: AppRecord): void {
+  if (principal === null) missing();
+  switch (principal.kind) {
+    case "app":
+      if (principal.appId !== app.id) boundElsewhere("app");
+      return;
+    case "render":
+      if (principal.appId !== app.id) boundElsewhere("render");
+      if (principal.userId === null || principal.userId !== app.ownerUserId) throw apiError("forbidden", "only the owner's render token can read diagnostics");
+      return;
+    case "user":
+      requireOwnerUser(principal.userId, app);
+  }
+}
+
+/** GET /app/{id}/activity: the app token or the owner's user token; render tokens refused. */
+export function requireActivityReader(principal: Principal | null, app: AppRecord): void {
+  if (principal === null) missing();
+  switch (principal.kind) {
+    case "app":
+      if (principal.appId !== app.id) boundElsewhere("app");
+      return;
+    case "render":
+      throw apiError("forbidden", "render tokens cannot read activity; use the app token or the owner's user token");
+    case "user":
+      requireOwnerUser(principal.userId, app);
+  }
+}
+
+/** Reports and feedback from the page: a token bound to the app, or a user who may open it. */
+export function requireReporter(principal: Principal | null, app: AppRecord): { userId: string | null } {
+  if (principal === null) missing();
+  switch (principal.kind) {
+    case "app":
+      if (principal.appId !== app.id) boundElsewhere("app");
+      return { userId: null };
+    case "render":
+      if (principal.appId !== app.id) boundElsewhere("render");
+      return { userId: principal.userId };
+    case "user":
+      requirePermission(principal, app, "view");
+      return { userId: principal.userId };
+  }
+}
+
+/**
+ * Assets (spec rule 1): app, user or render token, or the claim cookie. Users must own the app;
+ * the claim cookie holds the app token and, being a cookie, must come with our Origin on writes.
+ * Any page of the app may read its assets, but on a claimed app only the owner's page may change
+ * them (spec: owners upload assets), not a visitor of a public or signed-in app.
+ */
+export async function requireAssetUser(ctx: AppContext, request: FastifyRequest, principal: Principal | null, app: AppRecord): Promise<void> {
+  if (principal === null) {
+    const cookie = readClaimCookie(request, app.id);
+    if (cookie === null) missing();
+    if (request.method !== "GET" && request.headers.origin !== new URL(ctx.config.baseUrl).origin) {
+      throw apiError("forbidden", "a cookie-authenticated change must come from this service's own pages (Origin mismatch)");
+    }
+    const holder = await ctx.tokens.authenticate(cookie);
+    if (holder.kind !== "app" || holder.appId !== app.id) boundElsewhere("claim cookie's");
+    return;
+  }
+  switch (principal.kind) {
+    case "app":
+      if (principal.appId !== app.id) boundElsewhere("app");
+      return;
+    case "render":
+      if (principal.appId !== app.id) boundElsewhere("render");
+      if (request.method !== "GET" && app.ownerUserId !== null && principal.userId !== app.ownerUserId) {
+        throw apiError("forbidden", "only the owner's page can change this app's assets");
+      }
+      return;
+    case "user":
+      requireOwnerUser(principal.userId, app);
+  }
+}
+
+/** The owner's user credential; 403 otherwise, including anonymous-owned apps (spec rule 4). */
+function requireOwnerUser(userId: string, app: AppRecord): void {
+  if (app.ownerUserId === null) throw apiError("forbidden", "this app is unclaimed; use its app token");
+  if (userId !== app.ownerUserId) throw apiError("forbidden", "only the app's owner can do this");
+}

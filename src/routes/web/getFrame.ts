@@ -1,0 +1,56 @@
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import { apiError, ApiError } from "../../errors/index.ts";
+import type { App } from "../../http/types.ts";
+import { frameCsp, framePage } from "../../web/frame.ts";
+import { newNonce } from "../../web/layout.ts";
+import { AppIdParams } from "../apps/schemas.ts";
+
+export default function getFrame(app: App, ctx: AppContext): void {
+  app.get(
+    "/app/:id/frame",
+    {
+      schema: {
+        tags: ["web"],
+        summary: "The app's frame document (HTML): #app, styles, the client SDK and the app's ui under a nonce-based CSP",
+        security: [{ queryRenderToken: [] }],
+        params: AppIdParams,
+        querystring: Type.Object({ t: Type.String({ description: "query render token minted by the shell" }) }),
+      },
+    },
+    async (request, reply) => {
+      const record = await ctx.apps.find(request.params.id);
+      const holder = await ctx.tokens.authenticate(request.query.t).catch((error: unknown) => {
+        // An expired or unknown link: the shell mints a fresh one on reload.
+        if (error instanceof ApiError) throw apiError("unauthorized", "this frame link is no longer valid; reload the app's page");
+        throw error;
+      });
+      if (holder.kind !== "render" || holder.appId !== record.id) throw apiError("forbidden", "this token does not open this app");
+      const code = await ctx.apps.codeAt(record.id, record.revision);
+      if (code === null) throw new Error(`app ${record.id} has no source for revision ${record.revision}`);
+      const sdkToken = await ctx.renderTokens.mintFrame(record.id, holder.userId);
+      const nonce = newNonce();
+      const page = framePage({
+        base: ctx.config.baseUrl,
+        appId: record.id,
+        title: record.displayName,
+        manifest: code.manifest,
+        ui: code.ui,
+        styles: code.styles,
+        nonce,
+        token: sdkToken.token,
+        tokenExpiresAt: sdkToken.expiresAt ?? 0,
+      });
+      return reply
+        .headers({
+          "Content-Security-Policy": frameCsp(ctx.config.baseUrl, record.id, nonce, request.query.t, code.ui),
+          "X-Content-Type-Options": "nosniff",
+          // The URL carries a token: never send it on as a Referer.
+          "Referrer-Policy": "no-referrer",
+          "Cache-Control": "no-store",
+        })
+        .type("text/html; charset=utf-8")
+        .send(page);
+    },
+  );
+}

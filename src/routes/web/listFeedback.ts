@@ -1,0 +1,37 @@
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import { principalOf } from "../../http/auth.ts";
+import { ok, security, Timestamp } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+import { AppIdParams } from "../apps/schemas.ts";
+import { requireActivityReader } from "./credentials.ts";
+
+const Item = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  text: Type.String(),
+  structuredData: Type.Unknown(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  revision: Type.Integer({ minimum: 0 }),
+  createdAt: Timestamp,
+});
+
+export default function listFeedback(app: App, ctx: AppContext): void {
+  app.get(
+    "/app/:id/feedback",
+    {
+      schema: {
+        tags: ["web"],
+        summary: "Feedback sent from the app's page, newest first; the owner, or the app token while unclaimed",
+        security: [{ appToken: [] }, ...security.user],
+        params: AppIdParams,
+        response: { 200: ok({ feedback: Type.Array(Item) }) },
+      },
+    },
+    async (request) => {
+      const record = await ctx.apps.find(request.params.id);
+      // The same readers as activity: the app token (unclaimed) or the owner; render tokens refused.
+      requireActivityReader(await principalOf(ctx, request), record);
+      return { ok: true as const, feedback: await ctx.feedback.list(record.id) };
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AppContext } from "../../context.ts";
+import { can, roleOf } from "../../domain/apps/access.ts";
+import type { AppRecord } from "../../domain/apps/queries.ts";
+import { canonicalUrl } from "../../domain/apps/urls.ts";
+import { PLAN_LIMITS } from "../../domain/plans.ts";
+import { apiError, ApiError } from "../../errors/index.ts";
+import { principalOf } from "../../http/auth.ts";
+import { newNonce, sendPage } from "../../web/layout.ts";
+import { errorPage, signInPage } from "../../web/pages/common.ts";
+import { sendShell, shellPage } from "../../web/pages/shell.ts";
+
+/** Who is opening a page: allowed (acting for `userId`, null when anonymous) or why not. */
+type PageAccess = { allowed: true; userId: string | null; queryToken: string | null } | { allowed: false; signedIn: boolean; expiredLink: boolean };
+
+/**
+ * DECISIONS §5: an unclaimed app opens for anyone holding its URL; a claimed one for those who
+ * may call it (owner, visibility) and for anyone holding a valid query render token for it.
+ */
+export async function pageAccess(ctx: AppContext, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
+  // A page shows sign-in for a bad credential rather than a JSON 401.
+  const principal = await principalOf(ctx, request).catch((error: unknown) => {
+    if (error instanceof ApiError) return null;
+    throw error;
+  });
+  const t = (request.query as Record<string, unknown> | undefined)?.t;
+  let expiredLink = false;
+  if (typeof t === "string" && t !== "" && app !== null) {
+    const holder = await ctx.tokens.authenticate(t).catch((error: unknown) => {
+      if (error instanceof ApiError) return null;
+      throw error;
+    });
+    if (holder?.kind === "render" && holder.appId === app.id) return { allowed: true, userId: holder.userId, queryToken: t };
+    expiredLink = true;
+  }
+  const userId = principal?.kind === "user" ? principal.userId : null;
+  if (app !== null && can(roleOf(principal, app), "view")) return { allowed: true, userId, queryToken: null };
+  return { allowed: false, signedIn: userId !== null, expiredLink };
+}
+
+/**
+ * Serves the shell of `app` (null: nothing at that address). A refusal never says whether the
+ * app exists: a browser gets the sign-in page when anonymous and a 404 page when signed in, an
+ * API client (no text/html in Accept) the 404 envelope, whether or not the app is there.
+ */
+export async function serveShell(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, app: AppRecord | null): Promise<FastifyReply> {
+  const access = await pageAccess(ctx, request, app);
+  if (!access.allowed || app === null) {
+    const missing = apiError("app_not_found", "There is no app here, or it is not shared with you.");
+    if (!(request.headers.accept ?? "").includes("text/html")) throw missing;
+    if (access.allowed || access.signedIn) return sendPage(reply, errorPage(missing), 404);
+    const intro = access.allowed === false && access.expiredLink ? "This link has expired. Sign in to open the app." : "Sign in to open this app.";
+    return sendPage(reply, signInPage({ returnTo: request.url.split("?")[0] ?? "/", intro }), 401);
+  }
+  const queryToken = access.queryToken ?? (await ctx.renderTokens.mintQuery(app.id, access.userId)).token;
+  const base = ctx.config.baseUrl;
+  const nonce = newNonce();
+  const page = shellPage({
+    base,
+    appId: app.id,
+    title: app.displayName,
+    frameSrc: `${base}/app/${app.id}/frame?t=${encodeURIComponent(queryToken)}`,
+    renderToken: queryToken,
+    watermark: !(await ownerRemovesWatermark(ctx, app)),
+    prompt: chatPrompt(app, base, app.ownerUserId === null ? queryToken : null),
+    nonce,
+  });
+  return sendShell(reply, page, nonce);
+}
+
+async function ownerRemovesWatermark(ctx: AppContext, app: AppRecord): Promise<boolean> {
+  if (app.ownerUserId === null) return false;
+  const owner = await ctx.users.byId(app.ownerUserId);
+  return owner !== null && PLAN_LIMITS[owner.plan].watermark_removal;
+}
+
+/**
+ * The open-in-chat / copy-prompt text (spec: starter-prompt row): the owner's starter prompt
+ * first, then name, description and URL, and for an unclaimed app a token to call it with.
+ */
+export function chatPrompt(app: AppRecord, base: string, accessToken: string | null): string {
+  const lines = [`App: ${app.displayName}`];
+  if (app.manifest.description !== null) lines.push(`Description: ${app.manifest.description}`);
+  lines.push(`URL: ${canonicalUrl(base, app)}`);
+  if (accessToken !== null) lines.push(`Access token (a render token for this app, valid about 24 hours): ${accessToken}`);
+  const facts = lines.join("\n");
+  return app.starterPrompt === null ? facts : `${app.starterPrompt}\n\n${facts}`;
+}

@@ -1,0 +1,66 @@
+import { sql, type Kysely } from "kysely";
+import pg from "pg";
+import type { Logger } from "pino";
+import type { Database } from "./schema/index.ts";
+
+/** One PostgreSQL channel for every instance's live app events. */
+const CHANNEL = "brickyard_live";
+// NOTIFY payloads are capped at 8000 bytes; stay well below.
+export const NOTIFY_PAYLOAD_MAX = 7000;
+const RECONNECT_MS = 2000;
+
+/**
+ * PostgreSQL LISTEN/NOTIFY for messages every instance must see (ARCHITECTURE: scale-out). Sends
+ * go through the pool; receiving holds one dedicated connection, reopened after it drops.
+ */
+export class PgNotifier {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly db: Kysely<Database>,
+    private readonly log: Logger,
+  ) {}
+
+  /** Resolves once listening; `deliver` receives every payload sent on the channel, ours included. */
+  async listen(deliver: (payload: string) => void): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    client.on("notification", (message) => {
+      if (message.channel === CHANNEL && message.payload !== undefined) deliver(message.payload);
+    });
+    const reconnect = (error?: Error) => {
+      if (this.closed || this.client !== client) return;
+      this.client = null;
+      if (error !== undefined) this.log.warn({ err: error }, "live events: LISTEN connection lost; reconnecting");
+      void client.end().catch(() => undefined);
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        this.listen(deliver).catch((err: unknown) => {
+          this.log.warn({ err }, "live events: LISTEN reconnect failed");
+          reconnect();
+        });
+      }, RECONNECT_MS);
+      this.retry.unref();
+    };
+    client.on("error", reconnect);
+    client.on("end", () => reconnect());
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+    this.client = client;
+    if (this.closed) await this.close();
+  }
+
+  async notify(payload: string): Promise<void> {
+    await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    const client = this.client;
+    this.client = null;
+    if (client !== null) await client.end().catch(() => undefined);
+  }
+}

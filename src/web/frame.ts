@@ -1,0 +1,108 @@
+import type { Manifest } from "../domain/apps/manifest-types.ts";
+import { escapeHtml } from "./html.ts";
+import { browserScript as script, scriptJson } from "./sdk/files.ts";
+
+export interface FrameOptions {
+  base: string;
+  appId: string;
+  title: string;
+  manifest: Manifest;
+  ui: string | null;
+  styles: string | null;
+  nonce: string;
+  /** The SDK's 7-day render token. */
+  token: string;
+  tokenExpiresAt: number;
+}
+
+/**
+ * The frame document (DECISIONS §5): `#app`, the app's styles, the SDK and the app's `ui` under
+ * the nonce, or the generated operations page when there is no `ui`.
+ */
+export function framePage(options: FrameOptions): string {
+  const config = { base: options.base, appId: options.appId, token: options.token, expiresAt: options.tokenExpiresAt };
+  const sdk = script("sdk.js").replace("__SVC_CONFIG__", () => scriptJson(config));
+  const ui =
+    options.ui ??
+    script("ops-page.js").replace(
+      "__SVC_OPERATIONS__",
+      () =>
+        scriptJson(
+        Object.entries(options.manifest.routes).map(([id, r]) => ({ id, title: r.title, description: r.description, access: r.access, input: r.input })),
+      ),
+    );
+  const styles = options.styles ?? (options.ui === null ? OPS_PAGE_CSS : "");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(options.title)}</title>
+<style>${inStyle(styles)}</style>
+<script nonce="${options.nonce}">${inScript(sdk)}</script>
+</head>
+<body>
+<div id="app"></div>
+<script nonce="${options.nonce}">${inScript(ui)}</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * The frame's CSP: scripts only with this response's nonce, network only to this service, no
+ * plugins, no <base>, framed only by our shell, and violations reported to the app's diag.
+ * Styles may be inline: app UIs set style attributes, and CSS cannot run code.
+ */
+export function frameCsp(base: string, appId: string, nonce: string, reportToken: string, ui: string | null = null): string {
+  const origin = new URL(base).origin;
+  const cdn = pinnedCdnOrigins(ui);
+  return [
+    "default-src 'none'",
+    [`script-src 'nonce-${nonce}'`, ...cdn].join(" "),
+    [`style-src ${origin} 'unsafe-inline'`, ...cdn].join(" "),
+    `img-src ${origin} data: blob:`,
+    `font-src ${origin} data:`,
+    `media-src ${origin} data: blob:`,
+    `connect-src ${origin}`,
+    "form-action 'none'",
+    "base-uri 'none'",
+    `frame-ancestors ${origin}`,
+    `report-uri ${origin}/app/${appId}/diag/report?t=${encodeURIComponent(reportToken)}`,
+  ].join("; ");
+}
+
+// DECISIONS §10: versioned CDN URLs (`name@1.2.3`, scoped names too) are the only outside code.
+const PINNED_CDN = /https:\/\/(cdn\.jsdelivr\.net\/npm|unpkg\.com|esm\.sh)\/(?:@[a-z0-9._-]+\/)?[a-z0-9._-]+@\d+\.\d+\.\d+/gi;
+
+/** The CDN origins a `ui` loads pinned code from; they join the frame's script and style sources. */
+export function pinnedCdnOrigins(ui: string | null): string[] {
+  if (ui === null) return [];
+  const origins = new Set<string>();
+  for (const match of ui.matchAll(PINNED_CDN)) origins.add(new URL(match[0]).origin);
+  return [...origins].sort();
+}
+
+// The app's own source sits in a raw-text element; only a closing tag or a comment opener
+// could end it early, and in JavaScript `<\/` means the same as `</` inside strings and regexes.
+function inScript(source: string): string {
+  return source.replace(/<\/(script)/gi, "<\\/$1").replace(/<!--/g, "<\\!--");
+}
+
+function inStyle(css: string): string {
+  return css.replace(/<\/(style)/gi, "<\\/$1");
+}
+
+const OPS_PAGE_CSS = `
+:root { color-scheme: light dark; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; }
+body { margin: 0; padding: 1.25rem; }
+h1 { font-size: 1.4rem; margin: 0 0 1rem; }
+.op { border: 1px solid #8884; border-radius: 10px; padding: 1rem; margin: 0 0 1rem; }
+.op h2 { font-size: 1.1rem; margin: 0 0 .25rem; }
+.meta { opacity: .75; margin: 0 0 .75rem; }
+.field { margin: 0 0 .75rem; }
+label { display: block; font-weight: 600; margin: 0 0 .25rem; }
+input[type=text], input[type=number], select, textarea { width: 100%; box-sizing: border-box; font: inherit; padding: .45rem .6rem; border: 1px solid #8886; border-radius: 6px; }
+button { font: inherit; font-weight: 600; padding: .5rem 1rem; border-radius: 6px; border: 0; background: #b4461f; color: #fff; cursor: pointer; }
+.result { white-space: pre-wrap; background: #8881; padding: .5rem; border-radius: 6px; min-height: 1.5em; }
+`;
