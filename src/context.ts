@@ -7,7 +7,7 @@ import { Sessions } from "./domain/accounts/sessions.ts";
 import { Users } from "./domain/accounts/users.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
-import type { Database, Store } from "./store/index.ts";
+import { GroupCommit, type Database, type Store } from "./store/index.ts";
 
 /** What the composition root is given: config and the opened store, plus test seams. */
 export interface AppDeps {
@@ -43,6 +43,6 @@ export function createContext(deps: AppDeps): AppContext {
     sessions: new Sessions(db, clock),
     tokens,
     limiter: new RateLimiter(clock),
-    apps: new Apps(db, clock, tokens, deps.config),
+    apps: new Apps(db, clock, tokens, deps.config, new GroupCommit(db, deps.store.dialect)),
   };
 }

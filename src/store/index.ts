@@ -1,3 +1,4 @@
 export { bytesType, isUniqueViolation, type Dialect } from "./dialect.ts";
+export { GroupCommit } from "./group-commit.ts";
 export { migrate, openStore, type Store, type StoreOptions } from "./open.ts";
 export type { AppVersionsTable, AppsTable, Database, SessionsTable, TokensTable, UsersTable } from "./schema/index.ts";

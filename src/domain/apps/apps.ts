@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
-import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { isUniqueViolation, type Database, type GroupCommit } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
 import { requirePermission, type Actor, type AppPermission, type AppRole } from "./access.ts";
 import { claimApp } from "./claim.ts";
@@ -11,7 +11,7 @@ import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
 import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
-import { commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, type AppRecord } from "./queries.ts";
+import { commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
 import { expectedRevision } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { revisionEtag, uuidUrl } from "./urls.ts";
@@ -61,6 +61,7 @@ export class Apps {
     private readonly clock: Clock,
     private readonly tokens: Tokens,
     private readonly config: { readonly baseUrl: string },
+    private readonly writes: GroupCommit,
   ) {}
 
   /** The pairing issue registers its implementation here (see PairingSeam). */
@@ -122,14 +123,17 @@ export class Apps {
   private async createAnonymous(prepared: PreparedSource, input: CreateInput): Promise<CreateResult> {
     const id = randomUUID();
     const now = this.clock.now();
-    const { token, pairing } = await this.db.transaction().execute(async (trx) => {
-      await insertApp(trx, { id, ownerUserId: null, claimedAt: null, expiresAt: now + UNCLAIMED_TTL_MS, now, prepared });
+    const expiresAt = now + UNCLAIMED_TTL_MS;
+    // Group-committed: concurrent anonymous creates share one commit (one fsync on SQLite).
+    const { token, pairing } = await this.writes.run(async (trx) => {
+      await insertApp(trx, { id, ownerUserId: null, claimedAt: null, expiresAt, now, prepared });
       const issued = await this.tokens.issue("app", { appId: id, ttlMs: UNCLAIMED_TTL_MS }, trx);
       // Pairing plugs in here: a device code bound to this app, minted in the same transaction.
       const bound = input.pair === true && this.pairing !== null ? await this.pairing.startBoundPairing(trx, { appId: id, label: input.label ?? null }) : null;
       return { token: issued.token, pairing: bound };
     });
-    return { app: await this.mustFind(id), warnings: prepared.warnings, created: true, token, pairing };
+    const app = newAppRecord({ id, ownerUserId: null, ownerHandle: null, claimedAt: null, expiresAt, now, manifest: prepared.manifest });
+    return { app, warnings: prepared.warnings, created: true, token, pairing };
   }
 
   private async upsert(userId: string, prepared: PreparedSource): Promise<CreateResult> {

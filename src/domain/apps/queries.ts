@@ -66,6 +66,32 @@ function toRecord(row: AppRow): AppRecord {
   };
 }
 
+/** The record of an app just inserted at revision 1, without reading it back. */
+export function newAppRecord(input: {
+  id: string;
+  ownerUserId: string | null;
+  ownerHandle: string | null;
+  claimedAt: number | null;
+  expiresAt: number | null;
+  now: number;
+  manifest: Manifest;
+}): AppRecord {
+  return {
+    id: input.id,
+    manifestId: input.manifest.id,
+    displayName: input.manifest.displayName,
+    ownerUserId: input.ownerUserId,
+    ownerHandle: input.ownerHandle,
+    claimedAt: input.claimedAt,
+    expiresAt: input.expiresAt,
+    revision: 1,
+    manifest: input.manifest,
+    icon: input.manifest.icon,
+    createdAt: input.now,
+    updatedAt: input.now,
+  };
+}
+
 export async function findApp(db: Db, id: string): Promise<AppRecord | null> {
   const row = await selectApps(db).where("apps.id", "=", id).executeTakeFirst();
   return row === undefined ? null : toRecord(row);
