@@ -37,6 +37,9 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     const young = await createAnonymousApp(server, "young");
 
     clock.advance(DAY + HOUR);
+    // Past its 7 days the app is gone at once, before the hourly reaper gets to it.
+    expectError(await server.client.get(`/app/${doomed.id}/describe`), 404, "app_not_found");
+    expect(await server.ctx.apps.activeCode(doomed.id)).toBeNull();
     const removed = await server.reaper.reapOnce();
     expect(removed).toBeGreaterThanOrEqual(1);
     expect(await rowsOf(doomed.id)).toEqual({ apps: 0, versions: 0, tokens: 0 });

@@ -34,7 +34,7 @@ export class GroupCommit {
   run<T>(work: Work<T>): Promise<T> {
     if (this.dialect !== "sqlite") return this.db.transaction().execute(work);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, resolve, reject });
       this.pump();
     });
   }

@@ -84,7 +84,7 @@ export class Apps {
   /** The app, or null. Does no access check; see `load` for that. */
   async get(id: string): Promise<AppRecord | null> {
     if (!UUID.test(id)) return null;
-    return findApp(this.db, id);
+    return this.live(await findApp(this.db, id));
   }
 
   /** The app, after checking the id's shape (400 invalid_id), existence (404) and `permission`. */
@@ -96,9 +96,14 @@ export class Apps {
   /** The app with no access check: 400 invalid_id for a malformed id, 404 app_not_found if absent. */
   async find(id: string): Promise<AppRecord> {
     if (!UUID.test(id)) throw apiError("invalid_id", `${id} is not an app id (a UUID)`);
-    const app = await findApp(this.db, id);
+    const app = this.live(await findApp(this.db, id));
     if (app === null) throw apiError("app_not_found", `no app ${id}`);
     return app;
+  }
+
+  /** An unclaimed app past its 7 days is gone, even in the hour before the reaper removes it. */
+  private live(app: AppRecord | null): AppRecord | null {
+    return app !== null && app.expiresAt !== null && app.expiresAt <= this.clock.now() ? null : app;
   }
 
   /** A claimed app by its canonical address `/@handle/manifestId`, or null. */
