@@ -185,6 +185,19 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
     expectError(grown, 413, "ui_too_large");
   });
 
+  it("parallel PUTs (no precondition, last write wins) each get their own consecutive revision", async () => {
+    const app = await createAnonymousApp(server, "puts");
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => server.client.put(`/app/${app.id}`, { module: moduleSource(manifestOf("puts", [`op${i}`])) }, { token: app.token })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 10 }, () => 200));
+    expect(results.map((r) => r.body.revision).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    // Each response describes its own write.
+    for (const [i, r] of results.entries()) expect(r.body.capabilities.exports).toEqual([`op${i}`]);
+    const versions = await server.ctx.db.selectFrom("app_versions").select("revision").where("app_id", "=", app.id).execute();
+    expect(versions).toHaveLength(11);
+  });
+
   it("20 parallel PATCHes with the same If-Match: exactly one 200, the rest 412, the revision advanced once", async () => {
     const app = await createAnonymousApp(server, "race");
     const results = await Promise.all(

@@ -22,11 +22,23 @@ export class Reaper {
     private readonly intervalMs: number = HOUR,
   ) {}
 
-  /** One pass: removes every expired unclaimed app and returns how many went. */
-  async reapOnce(): Promise<number> {
+  /**
+   * The reaper as a periodic job `{name, everyMs, run(now)}`, the shape a shared scheduler takes,
+   * so it can move onto one without changing what it does.
+   */
+  readonly job = {
+    name: "apps.reaper",
+    everyMs: HOUR,
+    run: async (now: number): Promise<void> => {
+      await this.reapOnce(now);
+    },
+  };
+
+  /** One pass: removes every unclaimed app expired at `now` and returns how many went. */
+  async reapOnce(now: number = this.now()): Promise<number> {
     let removed = 0;
     for (;;) {
-      const ids = await this.apps.expiredUnclaimed(this.now());
+      const ids = await this.apps.expiredUnclaimed(now);
       for (const id of ids) if (await this.apps.deleteById(id)) removed++;
       if (ids.length === 0) break;
     }

@@ -11,15 +11,14 @@ import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
 import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
-import { commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
+import { bumpRevision, commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
 import { expectedRevision } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { revisionEtag, uuidUrl } from "./urls.ts";
 
 export const UNCLAIMED_TTL_MS = 7 * DAY;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-// A PUT or an upsert carries no precondition, so losing a race to another writer is retried.
-const UNCONDITIONAL_RETRIES = 5;
+const UPSERT_ATTEMPTS = 5;
 
 export interface CreateInput extends SourceBundle {
   pair?: boolean;
@@ -142,19 +141,23 @@ export class Apps {
   }
 
   private async upsert(userId: string, prepared: PreparedSource): Promise<CreateResult> {
-    for (let attempt = 0; attempt < UNCONDITIONAL_RETRIES; attempt++) {
+    // Rarely more than one pass: only a concurrent create or delete of the same key sends us round.
+    for (let attempt = 0; attempt < UPSERT_ATTEMPTS; attempt++) {
       const existing = await findOwnedByManifestId(this.db, userId, prepared.manifest.id);
       const now = this.clock.now();
       if (existing !== null) {
-        const won = await this.db.transaction().execute((trx) => commitRevision(trx, existing.id, existing.revision, now, prepared));
-        if (won) return { app: await this.mustFind(existing.id), warnings: prepared.warnings, created: false, token: null, pairing: null };
+        const app = await this.writeThenRead(existing.id, async (trx) => (await bumpRevision(trx, existing.id, now, prepared)) !== null);
+        if (app !== null) return { app, warnings: prepared.warnings, created: false, token: null, pairing: null };
         continue;
       }
       const id = randomUUID();
       try {
         // An app made by a signed-in user is owned from birth: claimed at its creation.
-        await this.db.transaction().execute((trx) => insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared }));
-        return { app: await this.mustFind(id), warnings: prepared.warnings, created: true, token: null, pairing: null };
+        const app = await this.writeThenRead(id, async (trx) => {
+          await insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared });
+          return true;
+        });
+        if (app !== null) return { app, warnings: prepared.warnings, created: true, token: null, pairing: null };
       } catch (error) {
         // A concurrent create of the same manifest id won the unique index; overwrite it instead.
         if (!isUniqueViolation(error)) throw error;
@@ -168,14 +171,9 @@ export class Apps {
     const { app } = await this.load(id, actor, "source:write");
     const prepared = prepareSource(source);
     assertSameManifestId(app, prepared.manifest);
-    let current = app;
-    for (let attempt = 0; attempt < UNCONDITIONAL_RETRIES; attempt++) {
-      const expected = current.revision;
-      const won = await this.db.transaction().execute((trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
-      if (won) return { app: await this.mustFind(id), warnings: prepared.warnings };
-      current = await this.mustFind(id);
-    }
-    throw apiError("service_busy", "the app is being written by other requests; retry");
+    const updated = await this.writeThenRead(id, async (trx) => (await bumpRevision(trx, id, this.clock.now(), prepared)) !== null);
+    if (updated === null) throw apiError("app_not_found", `no app ${id}`);
+    return { app: updated, warnings: prepared.warnings };
   }
 
   /** GET /app/{id}/source. */
@@ -200,12 +198,20 @@ export class Apps {
     if (current === null) throw new Error(`app ${id} has no source for its revision ${app.revision}`);
     const prepared = prepareSource(applyEdits(current, edits));
     assertSameManifestId(app, prepared.manifest);
-    const won = await this.db.transaction().execute((trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
-    if (!won) {
+    const updated = await this.writeThenRead(id, (trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
+    if (updated === null) {
       const latest = await this.mustFind(id);
       throw this.revisionMismatch(id, expected, latest.revision);
     }
-    return { app: await this.mustFind(id), warnings: prepared.warnings };
+    return { app: updated, warnings: prepared.warnings };
+  }
+
+  /**
+   * Runs `write` and, when it reports success, reads the app back in the same transaction, so
+   * the record returned is exactly what this write produced, not a later writer's.
+   */
+  private writeThenRead(id: string, write: (trx: Kysely<Database>) => Promise<boolean>): Promise<AppRecord | null> {
+    return this.db.transaction().execute(async (trx) => ((await write(trx)) ? findApp(trx, id) : null));
   }
 
   revisionMismatch(id: string, sent: number, current: number) {

@@ -157,6 +157,26 @@ export async function commitRevision(db: Db, id: string, expected: number, now: 
   return true;
 }
 
+/**
+ * Advances the app by one revision whatever it is now (last write wins: PUT and upserts carry no
+ * precondition) and stores the source under the new number. The UPDATE takes the row lock, so
+ * concurrent writers get consecutive revisions. Returns the new revision, or null if the app is
+ * gone. Run it inside a transaction.
+ */
+export async function bumpRevision(db: Db, id: string, now: number, prepared: PreparedSource): Promise<number | null> {
+  const manifest = JSON.stringify(prepared.manifest);
+  const row = await db
+    .updateTable("apps")
+    .set((eb) => ({ revision: eb("revision", "+", 1), manifest, display_name: prepared.manifest.displayName, updated_at: now }))
+    .where("id", "=", id)
+    .returning("revision")
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  const revision = Number(row.revision);
+  await insertVersion(db, id, revision, now, prepared, manifest);
+  return revision;
+}
+
 async function insertVersion(db: Db, appId: string, revision: number, now: number, prepared: PreparedSource, manifest: string): Promise<void> {
   await db
     .insertInto("app_versions")
