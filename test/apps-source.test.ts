@@ -89,6 +89,11 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
     expectError(await server.client.get(`/app/${owned.body.id}/source`), 404, "app_not_found");
     expectError(await server.client.put(`/app/${owned.body.id}`, { module: moduleSource(manifestOf("mine")) }, { token: app.token }), 404, "app_not_found");
 
+    expectError(await patch(owned.body.id, app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 404, "app_not_found");
+    expectError(await patch("00000000-0000-4000-8000-000000000000", app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 404, "app_not_found");
+    expectError(await patch("xyz", app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 400, "invalid_id");
+    // Access is checked before the precondition: no If-Match from a stranger is still 403, not 428.
+    expectError(await patch(app.id, other.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }), 403, "forbidden");
     expectError(await server.client.get(`/app/xyz/source`, { token: app.token }), 400, "invalid_id");
     expectError(await server.client.get(`/app/00000000-0000-4000-8000-000000000000/source`, { token: app.token }), 404, "app_not_found");
     expectError(await server.client.put(`/app/xyz`, { module: moduleSource(manifestOf("x")) }, { token: app.token }), 400, "invalid_id");
