@@ -43,6 +43,9 @@ export function createContext(deps: AppDeps): AppContext {
     sessions: new Sessions(db, clock),
     tokens,
     limiter: new RateLimiter(clock),
-    apps: new Apps(db, clock, tokens, deps.config, new GroupCommit(db, deps.store.dialect)),
+    // A listener that fails after a committed write cannot undo it; say so where operators look.
+    apps: new Apps(db, clock, tokens, deps.config, new GroupCommit(db, deps.store.dialect), (error, event) =>
+      console.error(`app ${event.type} listener failed for ${event.appId}:`, error),
+    ),
   };
 }

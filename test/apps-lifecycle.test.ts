@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DAY, HOUR, type ManualClock } from "../src/config/clock.ts";
+import type { AppEvent } from "../src/domain/apps/index.ts";
 import { Reaper } from "../src/scheduler/reaper.ts";
 import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
@@ -170,6 +171,31 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
 
     const anon = await createAnonymousApp(server, "anon-icon");
     expectError(await server.client.put(`/app/${anon.id}/icon`, { emoji: "🙂", bg: "#fff" }, { token: anon.token }), 403, "forbidden");
+  });
+
+  it("tells listeners about every publish (with warnings) and every removal; a failing listener fails nothing", async () => {
+    const seen: AppEvent[] = [];
+    server.ctx.apps.events.on((event) => {
+      seen.push(event);
+    });
+    server.ctx.apps.events.on(() => {
+      throw new Error("a broken listener");
+    });
+    const user = await makeUser(server);
+    const created = await server.client.post("/app", { module: moduleSource(manifestOf("evented")), ui: 'svc.call("nope")' }, { token: user.token });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("etag")).toBe('"1"');
+    const id: string = created.body.id;
+    await server.client.put(`/app/${id}`, { module: moduleSource(manifestOf("evented")) }, { token: user.token });
+    await server.client.patch(`/app/${id}/source`, { edits: [{ bucket: "module", old_string: "Op hello", new_string: "Op hi" }] }, { token: user.token, headers: { "if-match": '"2"' } });
+    expect((await server.client.delete(`/app/${id}`, { token: user.token })).status).toBe(200);
+    const mine = seen.filter((e) => e.appId === id);
+    expect(mine).toEqual([
+      { type: "published", appId: id, revision: 1, warnings: [expect.stringContaining('"nope"')] },
+      { type: "published", appId: id, revision: 2, warnings: [] },
+      { type: "published", appId: id, revision: 3, warnings: [] },
+      { type: "deleted", appId: id },
+    ]);
   });
 
   it("every app route appears in the OpenAPI document", async () => {

@@ -7,6 +7,7 @@ import type { Tokens } from "../tokens/tokens.ts";
 import { requirePermission, type Actor, type AppPermission, type AppRole } from "./access.ts";
 import { claimApp } from "./claim.ts";
 import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
+import { AppEvents, type AppEvent } from "./events.ts";
 import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
 import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
@@ -44,8 +45,6 @@ export interface ActiveCode extends SourceBundle {
   manifest: Manifest;
 }
 
-type DeleteHook = (appId: string) => Promise<void>;
-
 /**
  * The app lifecycle (spec "App ownership and lifetime", "Source revision"; DECISIONS §3):
  * create and upsert, updates and source edits under the revision guard, reads, icon, delete.
@@ -53,7 +52,8 @@ type DeleteHook = (appId: string) => Promise<void>;
  */
 export class Apps {
   private pairing: PairingSeam | null = null;
-  private readonly deleteHooks: DeleteHook[] = [];
+  /** Subscribe with `apps.events.on(listener)`: `published` after source writes, `deleted` after removal. */
+  readonly events: AppEvents;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -61,7 +61,10 @@ export class Apps {
     private readonly tokens: Tokens,
     private readonly config: { readonly baseUrl: string },
     private readonly writes: GroupCommit,
-  ) {}
+    onListenerError: (error: unknown, event: AppEvent) => void,
+  ) {
+    this.events = new AppEvents(onListenerError);
+  }
 
   /** The pairing issue registers its implementation here (see PairingSeam). */
   setPairing(seam: PairingSeam): void {
@@ -70,14 +73,6 @@ export class Apps {
 
   get pairingSeam(): PairingSeam | null {
     return this.pairing;
-  }
-
-  /**
-   * Registers cleanup that must follow an app's removal beyond its rows (blobs, caches). Hooks run
-   * after the rows are gone, on DELETE and on reaping; a failing hook is logged by the caller.
-   */
-  onDelete(hook: DeleteHook): void {
-    this.deleteHooks.push(hook);
   }
 
   /** The app, or null. Does no access check; see `load` for that. */
@@ -137,6 +132,7 @@ export class Apps {
       return { token: issued.token, pairing: bound };
     });
     const app = newAppRecord({ id, ownerUserId: null, ownerHandle: null, claimedAt: null, expiresAt, now, manifest: prepared.manifest });
+    await this.published(app, prepared);
     return { app, warnings: prepared.warnings, created: true, token, pairing };
   }
 
@@ -147,7 +143,7 @@ export class Apps {
       const now = this.clock.now();
       if (existing !== null) {
         const app = await this.writeThenRead(existing.id, async (trx) => (await bumpRevision(trx, existing.id, now, prepared)) !== null);
-        if (app !== null) return { app, warnings: prepared.warnings, created: false, token: null, pairing: null };
+        if (app !== null) return { app: await this.published(app, prepared), warnings: prepared.warnings, created: false, token: null, pairing: null };
         continue;
       }
       const id = randomUUID();
@@ -157,7 +153,7 @@ export class Apps {
           await insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared });
           return true;
         });
-        if (app !== null) return { app, warnings: prepared.warnings, created: true, token: null, pairing: null };
+        if (app !== null) return { app: await this.published(app, prepared), warnings: prepared.warnings, created: true, token: null, pairing: null };
       } catch (error) {
         // A concurrent create of the same manifest id won the unique index; overwrite it instead.
         if (!isUniqueViolation(error)) throw error;
@@ -173,7 +169,7 @@ export class Apps {
     assertSameManifestId(app, prepared.manifest);
     const updated = await this.writeThenRead(id, async (trx) => (await bumpRevision(trx, id, this.clock.now(), prepared)) !== null);
     if (updated === null) throw apiError("app_not_found", `no app ${id}`);
-    return { app: updated, warnings: prepared.warnings };
+    return { app: await this.published(updated, prepared), warnings: prepared.warnings };
   }
 
   /** GET /app/{id}/source. */
@@ -203,7 +199,12 @@ export class Apps {
       const latest = await this.mustFind(id);
       throw this.revisionMismatch(id, expected, latest.revision);
     }
-    return { app: updated, warnings: prepared.warnings };
+    return { app: await this.published(updated, prepared), warnings: prepared.warnings };
+  }
+
+  private async published(app: AppRecord, prepared: PreparedSource): Promise<AppRecord> {
+    await this.events.emit({ type: "published", appId: app.id, revision: app.revision, warnings: prepared.warnings });
+    return app;
   }
 
   /**
@@ -285,10 +286,10 @@ export class Apps {
     await this.deleteById(id);
   }
 
-  /** Removes an app with every row it owns, then runs the delete hooks. No access check. */
+  /** Removes an app with every row it owns, then tells the `deleted` listeners. No access check. */
   async deleteById(id: string): Promise<boolean> {
     const removed = await this.db.transaction().execute((trx) => deleteAppRows(trx, id));
-    if (removed) for (const hook of this.deleteHooks) await hook(id);
+    if (removed) await this.events.emit({ type: "deleted", appId: id });
     return removed;
   }
 

@@ -2,6 +2,7 @@
 // are pure helpers that need no context.
 export { Apps, UNCLAIMED_TTL_MS, type ActiveCode, type CreateResult, type WriteResult } from "./apps.ts";
 export { can, requirePermission, roleOf, type AccessSubject, type Actor, type AppPermission, type AppRole } from "./access.ts";
+export type { AppEvent, AppListener } from "./events.ts";
 export { DEFAULT_ICON, iconSvg, type Icon } from "./icon.ts";
 export type { Capabilities, CapabilityImport, Manifest, RouteSpec } from "./manifest-types.ts";
 export type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
