@@ -4,7 +4,7 @@ import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import { isUniqueViolation, type Database, type GroupCommit } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
-import { requirePermission, type Actor, type AppPermission, type AppRole } from "./access.ts";
+import { directRole, requirePermission, type Actor, type AppPermission, type AppRole } from "./access.ts";
 import { claimApp } from "./claim.ts";
 import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
 import { AppEvents, type AppEvent } from "./events.ts";
@@ -84,7 +84,15 @@ export class Apps {
   /** The app, after checking the id's shape (400 invalid_id), existence (404) and `permission`. */
   async load(id: string, actor: Actor, permission: AppPermission): Promise<{ app: AppRecord; role: AppRole }> {
     const app = await this.find(id);
-    return { app, role: requirePermission(actor, app, permission) };
+    return { app, role: requirePermission(await this.roleOf(actor, app), app, permission) };
+  }
+
+  /**
+   * The caller's role on the app, or null for none: THE access decision every route goes
+   * through (via `load`). Shares, teams and visibility extend it here, with lookups in `this.db`.
+   */
+  roleOf(actor: Actor, app: AppRecord): Promise<AppRole | null> {
+    return Promise.resolve(directRole(actor, app));
   }
 
   /** The app with no access check: 400 invalid_id for a malformed id, 404 app_not_found if absent. */
