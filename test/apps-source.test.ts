@@ -190,6 +190,22 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
     expectError(grown, 413, "ui_too_large");
   });
 
+  it("PUT honours an If-Match when one is sent", async () => {
+    const app = await createAnonymousApp(server, "put-if-match");
+    const body = { module: moduleSource(manifestOf("put-if-match")) };
+    const stale = await server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": '"5"' } });
+    expectError(stale, 412, "revision_mismatch");
+    expect(stale.headers.get("etag")).toBe('"1"');
+    expectError(await server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": "1" } }), 412, "invalid_if_match");
+    const fresh = await server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": '"1"' } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.revision).toBe(2);
+    const racers = await Promise.all(
+      Array.from({ length: 8 }, () => server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": '"2"' } })),
+    );
+    expect(racers.map((r) => r.status).sort()).toEqual([200, 412, 412, 412, 412, 412, 412, 412]);
+  });
+
   it("parallel PUTs (no precondition, last write wins) each get their own consecutive revision", async () => {
     const app = await createAnonymousApp(server, "puts");
     const results = await Promise.all(

@@ -170,13 +170,22 @@ export class Apps {
     throw apiError("service_busy", "the app is being written by other requests; retry");
   }
 
-  /** PUT /app/{id}: replaces the source; the manifest id cannot change. */
-  async update(id: string, actor: Actor, source: SourceBundle): Promise<WriteResult> {
+  /** PUT /app/{id}: replaces the source; the manifest id cannot change; If-Match optional. */
+  async update(id: string, actor: Actor, source: SourceBundle, ifMatch?: string): Promise<WriteResult> {
     const { app } = await this.load(id, actor, "source:write");
+    // PUT needs no precondition (last write wins), but one that is sent is honoured as on PATCH.
+    const expected = ifMatch === undefined ? null : expectedRevision(ifMatch, undefined, app.revision, this.sourceUrl(id));
+    if (expected !== null && expected !== app.revision) throw this.revisionMismatch(id, expected, app.revision);
     const prepared = prepareSource(source);
     assertSameManifestId(app, prepared.manifest);
-    const updated = await this.writeThenRead(id, async (trx) => (await bumpRevision(trx, id, this.clock.now(), prepared)) !== null);
-    if (updated === null) throw apiError("app_not_found", `no app ${id}`);
+    const now = this.clock.now();
+    const updated = await this.writeThenRead(id, async (trx) =>
+      expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : commitRevision(trx, id, expected, now, prepared),
+    );
+    if (updated === null) {
+      if (expected === null) throw apiError("app_not_found", `no app ${id}`);
+      throw this.revisionMismatch(id, expected, (await this.mustFind(id)).revision);
+    }
     return { app: await this.published(updated, prepared), warnings: prepared.warnings };
   }
 
