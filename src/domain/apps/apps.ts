@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
-import { apiError, recovery } from "../../errors/index.ts";
+import { apiError } from "../../errors/index.ts";
 import { isUniqueViolation, type Database, type GroupCommit } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
 import { directRole, requirePermission, type Actor, type AppPermission, type AppRole } from "./access.ts";
@@ -13,9 +13,9 @@ import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
 import { bumpRevision, commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
-import { expectedRevision } from "./precondition.ts";
+import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
-import { revisionEtag, uuidUrl } from "./urls.ts";
+import { uuidUrl } from "./urls.ts";
 
 export const UNCLAIMED_TTL_MS = 7 * DAY;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -175,16 +175,16 @@ export class Apps {
     const { app } = await this.load(id, actor, "source:write");
     // PUT needs no precondition (last write wins), but one that is sent is honoured as on PATCH.
     const expected = ifMatch === undefined ? null : expectedRevision(ifMatch, undefined, app.revision, this.sourceUrl(id));
-    if (expected !== null && expected !== app.revision) throw this.revisionMismatch(id, expected, app.revision);
+    if (expected !== null && expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
     const prepared = prepareSource(source);
-    assertSameManifestId(app, prepared.manifest);
+    assertSameManifestId(app.manifestId, prepared.manifest.id);
     const now = this.clock.now();
     const updated = await this.writeThenRead(id, async (trx) =>
       expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : commitRevision(trx, id, expected, now, prepared),
     );
     if (updated === null) {
       if (expected === null) throw apiError("app_not_found", `no app ${id}`);
-      throw this.revisionMismatch(id, expected, (await this.mustFind(id)).revision);
+      throw revisionMismatch(this.sourceUrl(id), expected, (await this.mustFind(id)).revision);
     }
     return { app: await this.published(updated, prepared), warnings: prepared.warnings };
   }
@@ -206,15 +206,15 @@ export class Apps {
     const { app } = await this.load(id, actor, "source:write");
     const expected = expectedRevision(precondition.ifMatch, precondition.expectedRevision, app.revision, this.sourceUrl(id));
     checkEditsSize(edits);
-    if (expected !== app.revision) throw this.revisionMismatch(id, expected, app.revision);
+    if (expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
     const current = await this.codeAt(id, app.revision);
     if (current === null) throw new Error(`app ${id} has no source for its revision ${app.revision}`);
     const prepared = prepareSource(applyEdits(current, edits));
-    assertSameManifestId(app, prepared.manifest);
+    assertSameManifestId(app.manifestId, prepared.manifest.id);
     const updated = await this.writeThenRead(id, (trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
     if (updated === null) {
       const latest = await this.mustFind(id);
-      throw this.revisionMismatch(id, expected, latest.revision);
+      throw revisionMismatch(this.sourceUrl(id), expected, latest.revision);
     }
     return { app: await this.published(updated, prepared), warnings: prepared.warnings };
   }
@@ -232,14 +232,6 @@ export class Apps {
     return this.db.transaction().execute(async (trx) => ((await write(trx)) ? findApp(trx, id) : null));
   }
 
-  revisionMismatch(id: string, sent: number, current: number) {
-    return apiError(
-      "revision_mismatch",
-      `the source is at revision ${current}, not ${sent}; fetch it again and reapply your edits`,
-      { recovery: recovery.refetch(this.sourceUrl(id)), details: { currentRevision: current, etag: revisionEtag(current) } },
-      { headers: { ETag: revisionEtag(current) } },
-    );
-  }
 
   private sourceUrl(id: string): string {
     return `${uuidUrl(this.config.baseUrl, id)}/source`;
@@ -315,13 +307,4 @@ export class Apps {
     if (app === null) throw apiError("app_not_found", `no app ${id}`);
     return app;
   }
-}
-
-function assertSameManifestId(app: AppRecord, manifest: Manifest): void {
-  if (manifest.id === app.manifestId) return;
-  throw apiError("manifest_id_immutable", `this app's manifest id is "${app.manifestId}"; an update cannot change it to "${manifest.id}"`, {
-    recovery: recovery.rename(
-      `Keep manifest.id "${app.manifestId}" to update this app, or create a new app with POST /app to use "${manifest.id}".`,
-    ),
-  });
 }
