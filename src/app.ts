@@ -5,7 +5,6 @@ import type { App } from "./http/types.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { registerJobs } from "./scheduler/jobs.ts";
 import { Reaper } from "./scheduler/reaper.ts";
-import { HOUR } from "./config/clock.ts";
 
 export interface BuiltApp {
   http: App;
@@ -41,9 +40,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await ctx.executor.close();
     await ctx.store.close();
   });
-  ctx.scheduler.add({ name: "reaper", everyMs: HOUR, run: () => reaper.reapOnce().then(() => undefined) });
+  ctx.scheduler.add(reaper.job);
   registerJobs(ctx);
-  ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
   await http.ready();
   if (deps.background !== false) ctx.scheduler.start();
   return { http, ctx, routes, reaper };

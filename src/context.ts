@@ -33,7 +33,7 @@ import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
-import type { Database, Store } from "./store/index.ts";
+import { GroupCommit, type Database, type Store } from "./store/index.ts";
 
 /** What the composition root is given: config and the opened store, plus test seams. */
 export interface AppDeps {
@@ -103,14 +103,16 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const db = deps.store.db;
   const log = createLogger(deps.config.logLevel, deps.logStream);
   const tokens = new Tokens(db, clock, deps.config);
-  const apps = new Apps(db, clock, tokens, deps.config);
+  // A listener that fails after a committed write cannot undo it; say so where operators look.
+  const apps = new Apps(db, clock, tokens, deps.config, new GroupCommit(db, deps.store.dialect), (error, event) =>
+    log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
+  );
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
   const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
   const secrets = new Secrets(db, clock, secretsKey);
   const live = new LiveEvents();
-  apps.onPublish((appId, revision) => live.revision(appId, revision));
   storage.onKvChange((appId, key) => live.dataChanged(appId, key));
   // Several instances share PostgreSQL: live events travel between them through NOTIFY. Set up
   // before the executor starts, so a failure here leaves no child process behind.
@@ -139,12 +141,25 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     startBoundPairing: (trx, { appId, label }) => pairings.startBound(appId, label, trx),
     approveBoundPairing: async (trx, { appId, userId }) => void (await pairings.approveBoundToApp(appId, userId, trx)),
   });
-  apps.onDelete((appId) => pairings.forgetApp(appId));
-  // An app's data goes with it (deleted or reaped); its own rows cascade from the apps table.
-  apps.onDelete((appId) => storage.dropApp(appId));
-  apps.onDelete((appId) => activity.dropApp(appId));
-  apps.onDelete((appId) => Promise.resolve(diag.drop(appId)));
-  apps.onDelete((appId) => assets.dropApp(appId));
+  apps.events.on(async (event) => {
+    if (event.type === "published") {
+      live.revision(event.appId, event.revision);
+      // DECISIONS §3: a UI/backend mismatch is a warning on the write and a durable event.
+      if (event.warnings.length > 0) {
+        await activity.record(event.appId, "contract_validation", event.revision, `published with ${event.warnings.length} warning(s)`, {
+          direction: "ui",
+          warnings: event.warnings,
+        });
+      }
+      return;
+    }
+    // An app's data goes with it (deleted or reaped); its own rows cascade from the apps table.
+    await pairings.forgetApp(event.appId);
+    await storage.dropApp(event.appId);
+    await activity.dropApp(event.appId);
+    diag.drop(event.appId);
+    await assets.dropApp(event.appId);
+  });
   const operations = new Operations(executor, diag, activity, clock, deps.config.baseUrl, OPERATION_DEADLINE_MS, async (appId) =>
     secretRedactor(await secretsSource.forApp(appId)),
   );

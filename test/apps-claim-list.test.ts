@@ -69,6 +69,14 @@ describeEachDialect("apps: claim, canonical URLs and listing", (dialect) => {
     expectError(await server.client.get(`/app/00000000-0000-4000-8000-000000000000`), 404, "app_not_found");
   });
 
+  it("the page escapes what the manifest says", async () => {
+    const res = await server.client.post("/app", { module: moduleSource(manifestOf("xss", ["a"], { displayName: '<script>alert("x")</script>' })) });
+    const page = await server.client.get(`/app/${res.body.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain("<script>");
+    expect(page.text).toContain("&#60;script&#62;");
+  });
+
   it("claim refusals: 401 without user auth, 403 for another app's token, 404, 400 for bad bodies", async () => {
     const app = await createAnonymousApp(server, "refuse");
     const other = await createAnonymousApp(server, "other-app");

@@ -130,6 +130,8 @@ describeEachDialect("apps: create and upsert", (dialect) => {
     expect(mod.recovery).toMatchObject({ kind: "shrink", field: "module", cap_bytes: 262144, size_bytes: Buffer.byteLength(big) });
     const ui = expectError(await server.client.post("/app", { module: moduleSource(manifestOf("big")), ui: "x".repeat(256 * 1024 + 1) }), 413, "ui_too_large");
     expect(ui.recovery).toMatchObject({ kind: "shrink", field: "ui", size_bytes: 262145, cap_bytes: 262144 });
+    const styles = expectError(await server.client.post("/app", { module: moduleSource(manifestOf("big")), styles: "s".repeat(256 * 1024 + 1) }), 413, "payload_too_large");
+    expect(styles.recovery).toMatchObject({ kind: "shrink", field: "styles" });
     // Exactly at the cap is fine.
     const atCap = moduleSource(manifestOf("at-cap"));
     const padded = atCap + "/" + "/" + "y".repeat(256 * 1024 - Buffer.byteLength(atCap) - 2);

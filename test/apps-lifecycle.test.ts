@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DAY, HOUR, type ManualClock } from "../src/config/clock.ts";
-import { Reaper } from "../src/scheduler/reaper.ts";
+import type { AppEvent } from "../src/domain/apps/index.ts";
 import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -37,6 +37,9 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     const young = await createAnonymousApp(server, "young");
 
     clock.advance(DAY + HOUR);
+    // Past its 7 days the app is gone at once, before the hourly reaper gets to it.
+    expectError(await server.client.get(`/app/${doomed.id}/describe`), 404, "app_not_found");
+    expect(await server.ctx.apps.activeCode(doomed.id)).toBeNull();
     const removed = await server.reaper.reapOnce();
     expect(removed).toBeGreaterThanOrEqual(1);
     expect(await rowsOf(doomed.id)).toEqual({ apps: 0, versions: 0, tokens: 0 });
@@ -53,17 +56,13 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     expect(await server.reaper.reapOnce()).toBe(0);
   });
 
-  it("the reaper runs on its own timer once started, and stop() waits for a pass in flight", async () => {
+  it("the reaper runs as a scheduler job, once per hour across instances", async () => {
     const app = await createAnonymousApp(server, "timed");
     clock.advance(8 * DAY);
-    const log = { info: () => undefined, error: () => undefined };
-    const reaper = new Reaper(server.ctx.apps, () => clock.now(), log, 20);
-    reaper.start();
-    try {
-      await expect.poll(async () => (await rowsOf(app.id)).apps, { timeout: 5000, interval: 25 }).toBe(0);
-    } finally {
-      await reaper.stop();
-    }
+    expect(await server.ctx.scheduler.tick()).toContain("apps.reaper");
+    expect((await rowsOf(app.id)).apps).toBe(0);
+    // The period is claimed: a second tick in the same hour does not run it again.
+    expect(await server.ctx.scheduler.tick()).not.toContain("apps.reaper");
   });
 
   it("DELETE /app/{id}: the owner removes the app and its rows; others are refused", async () => {
@@ -167,6 +166,31 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
 
     const anon = await createAnonymousApp(server, "anon-icon");
     expectError(await server.client.put(`/app/${anon.id}/icon`, { emoji: "🙂", bg: "#fff" }, { token: anon.token }), 403, "forbidden");
+  });
+
+  it("tells listeners about every publish (with warnings) and every removal; a failing listener fails nothing", async () => {
+    const seen: AppEvent[] = [];
+    server.ctx.apps.events.on((event) => {
+      seen.push(event);
+    });
+    server.ctx.apps.events.on(() => {
+      throw new Error("a broken listener");
+    });
+    const user = await makeUser(server);
+    const created = await server.client.post("/app", { module: moduleSource(manifestOf("evented")), ui: 'svc.call("nope")' }, { token: user.token });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("etag")).toBe('"1"');
+    const id: string = created.body.id;
+    await server.client.put(`/app/${id}`, { module: moduleSource(manifestOf("evented")) }, { token: user.token });
+    await server.client.patch(`/app/${id}/source`, { edits: [{ bucket: "module", old_string: "Op hello", new_string: "Op hi" }] }, { token: user.token, headers: { "if-match": '"2"' } });
+    expect((await server.client.delete(`/app/${id}`, { token: user.token })).status).toBe(200);
+    const mine = seen.filter((e) => e.appId === id);
+    expect(mine).toEqual([
+      { type: "published", appId: id, revision: 1, warnings: [expect.stringContaining('"nope"')] },
+      { type: "published", appId: id, revision: 2, warnings: [] },
+      { type: "published", appId: id, revision: 3, warnings: [] },
+      { type: "deleted", appId: id },
+    ]);
   });
 
   it("every app route appears in the OpenAPI document", async () => {

@@ -89,6 +89,11 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
     expectError(await server.client.get(`/app/${owned.body.id}/source`), 404, "app_not_found");
     expectError(await server.client.put(`/app/${owned.body.id}`, { module: moduleSource(manifestOf("mine")) }, { token: app.token }), 404, "app_not_found");
 
+    expectError(await patch(owned.body.id, app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 404, "app_not_found");
+    expectError(await patch("00000000-0000-4000-8000-000000000000", app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 404, "app_not_found");
+    expectError(await patch("xyz", app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 400, "invalid_id");
+    // Access is checked before the precondition: no If-Match from a stranger is still 403, not 428.
+    expectError(await patch(app.id, other.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }), 403, "forbidden");
     expectError(await server.client.get(`/app/xyz/source`, { token: app.token }), 400, "invalid_id");
     expectError(await server.client.get(`/app/00000000-0000-4000-8000-000000000000/source`, { token: app.token }), 404, "app_not_found");
     expectError(await server.client.put(`/app/xyz`, { module: moduleSource(manifestOf("x")) }, { token: app.token }), 400, "invalid_id");
@@ -183,6 +188,35 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
     // A batch under the edits cap whose result is over the ui cap: ui_too_large.
     const grown = await patch(app.id, app.token, { edits: [{ bucket: "ui", old_string: "ghost", new_string: "q".repeat(300 * 1024) }] }, at(4));
     expectError(grown, 413, "ui_too_large");
+  });
+
+  it("PUT honours an If-Match when one is sent", async () => {
+    const app = await createAnonymousApp(server, "put-if-match");
+    const body = { module: moduleSource(manifestOf("put-if-match")) };
+    const stale = await server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": '"5"' } });
+    expectError(stale, 412, "revision_mismatch");
+    expect(stale.headers.get("etag")).toBe('"1"');
+    expectError(await server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": "1" } }), 412, "invalid_if_match");
+    const fresh = await server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": '"1"' } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.revision).toBe(2);
+    const racers = await Promise.all(
+      Array.from({ length: 8 }, () => server.client.put(`/app/${app.id}`, body, { token: app.token, headers: { "if-match": '"2"' } })),
+    );
+    expect(racers.map((r) => r.status).sort()).toEqual([200, 412, 412, 412, 412, 412, 412, 412]);
+  });
+
+  it("parallel PUTs (no precondition, last write wins) each get their own consecutive revision", async () => {
+    const app = await createAnonymousApp(server, "puts");
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => server.client.put(`/app/${app.id}`, { module: moduleSource(manifestOf("puts", [`op${i}`])) }, { token: app.token })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 10 }, () => 200));
+    expect(results.map((r) => r.body.revision).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    // Each response describes its own write.
+    for (const [i, r] of results.entries()) expect(r.body.capabilities.exports).toEqual([`op${i}`]);
+    const versions = await server.ctx.db.selectFrom("app_versions").select("revision").where("app_id", "=", app.id).execute();
+    expect(versions).toHaveLength(11);
   });
 
   it("20 parallel PATCHes with the same If-Match: exactly one 200, the rest 412, the revision advanced once", async () => {

@@ -5,11 +5,13 @@ import type { AppContext } from "../context.ts";
 export const ROUTINE_TICK_MS = 15 * SECOND;
 
 /**
- * The periodic jobs of issue 8, each claimed per period through the leases table: routine ticks
- * and the retention sweeps (activity 90 days; delivery bodies 30 days, records 90 days).
+ * Every periodic job but the reaper (which app.ts builds, for tests to drive), each claimed per
+ * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
+ * delivery bodies 30 days, records 90 days; render tokens once expired).
  */
 export function registerJobs(ctx: AppContext): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
   ctx.scheduler.add({ name: "activity-sweep", everyMs: HOUR, run: () => ctx.activity.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "delivery-sweep", everyMs: HOUR, run: () => ctx.deliveries.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
 }

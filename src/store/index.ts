@@ -1,4 +1,5 @@
 export { bytesType, isUniqueViolation, type Dialect } from "./dialect.ts";
+export { GroupCommit } from "./group-commit.ts";
 export { migrate, openStore, type Store, type StoreOptions } from "./open.ts";
 export type { AppVersionsTable, AppsTable, Database, PairingGuardsTable, PairingsTable, SessionsTable, TokensTable, UsersTable } from "./schema/index.ts";
 export { lockUsageRow } from "./locks.ts";

@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import type { Dialect } from "./dialect.ts";
 import { migrationProvider } from "./migrations/index.ts";
+import { withStatementCache } from "./sqlite-statements.ts";
 import type { Database } from "./schema/index.ts";
 
 export interface Store {
@@ -33,6 +34,10 @@ export function openStore(options: StoreOptions): Store {
       // Every bigint we store is an epoch millisecond or a byte count, far below 2^53.
       types: { getTypeParser: parseInt8AsNumber as typeof pg.types.getTypeParser },
     });
+    // pg re-emits a dead idle connection's error (a server restart, a dropped test database) on
+    // the pool, after discarding that client; with no listener the emit would crash the process.
+    // The next query simply opens a new connection, so there is nothing more to do here.
+    pool.on("error", () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: "postgres", close: () => db.destroy() };
   }
@@ -42,7 +47,7 @@ export function openStore(options: StoreOptions): Store {
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 

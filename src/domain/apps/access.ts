@@ -47,10 +47,10 @@ export interface AccessSubject {
 }
 
 /**
- * The caller's role on `app`, or null for no relation at all. The one place access is decided:
- * later issues extend it (shares, teams, visibility) and every route follows.
+ * The caller's role on `app` from the app row alone, or null for no relation at all. Roles that
+ * need other rows (shares, teams, visibility) are resolved by `Apps.roleOf`, which starts here.
  */
-export function roleOf(actor: Actor, app: AccessSubject): AppRole | null {
+export function directRole(actor: Actor, app: AccessSubject): AppRole | null {
   const unclaimed = app.ownerUserId === null;
   if (actor !== null) {
     if (actor.kind === "user" && actor.userId === app.ownerUserId) return "owner";
@@ -70,11 +70,10 @@ export function can(role: AppRole | null, permission: AppPermission): boolean {
 }
 
 /**
- * Throws unless the caller holds `permission`: 404 when the caller has no relation to the app
+ * Throws unless `role` holds `permission`: 404 when the caller has no relation to the app
  * (so its existence is not confirmed), 403 `forbidden` when it has one that is not enough.
  */
-export function requirePermission(actor: Actor, app: AccessSubject, permission: AppPermission): AppRole {
-  const role = roleOf(actor, app);
+export function requirePermission(role: AppRole | null, app: AccessSubject, permission: AppPermission): AppRole {
   if (role === null) throw apiError("app_not_found", `no app ${app.id}`);
   if (!can(role, permission)) {
     const why =

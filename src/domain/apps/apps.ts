@@ -1,25 +1,25 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
-import { apiError, recovery } from "../../errors/index.ts";
-import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { apiError } from "../../errors/index.ts";
+import { isUniqueViolation, type Database, type GroupCommit } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
-import { requirePermission, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
+import { directRole, requirePermission, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
 import { claimApp } from "./claim.ts";
 import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
+import { AppEvents, type AppEvent } from "./events.ts";
 import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
 import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
-import { commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, type AppRecord } from "./queries.ts";
-import { expectedRevision } from "./precondition.ts";
+import { bumpRevision, commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
+import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
-import { revisionEtag, uuidUrl } from "./urls.ts";
+import { uuidUrl } from "./urls.ts";
 
 export const UNCLAIMED_TTL_MS = 7 * DAY;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-// A PUT or an upsert carries no precondition, so losing a race to another writer is retried.
-const UNCONDITIONAL_RETRIES = 5;
+const UPSERT_ATTEMPTS = 5;
 
 export interface CreateInput extends SourceBundle {
   pair?: boolean;
@@ -45,9 +45,6 @@ export interface ActiveCode extends SourceBundle {
   manifest: Manifest;
 }
 
-type DeleteHook = (appId: string) => Promise<void>;
-type PublishHook = (appId: string, revision: number) => void;
-
 /**
  * The app lifecycle (spec "App ownership and lifetime", "Source revision"; DECISIONS §3):
  * create and upsert, updates and source edits under the revision guard, reads, icon, delete.
@@ -55,15 +52,19 @@ type PublishHook = (appId: string, revision: number) => void;
  */
 export class Apps {
   private pairing: PairingSeam | null = null;
-  private readonly deleteHooks: DeleteHook[] = [];
-  private readonly publishHooks: PublishHook[] = [];
+  /** Subscribe with `apps.events.on(listener)`: `published` after source writes, `deleted` after removal. */
+  readonly events: AppEvents;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly tokens: Tokens,
     private readonly config: { readonly baseUrl: string },
-  ) {}
+    private readonly writes: GroupCommit,
+    onListenerError: (error: unknown, event: AppEvent) => void,
+  ) {
+    this.events = new AppEvents(onListenerError);
+  }
 
   /** The pairing issue registers its implementation here (see PairingSeam). */
   setPairing(seam: PairingSeam): void {
@@ -74,43 +75,37 @@ export class Apps {
     return this.pairing;
   }
 
-  /**
-   * Registers cleanup that must follow an app's removal beyond its rows (blobs, caches). Hooks run
-   * after the rows are gone, on DELETE and on reaping; a failing hook is logged by the caller.
-   */
-  onDelete(hook: DeleteHook): void {
-    this.deleteHooks.push(hook);
-  }
-
-  /** Called after each source write that advanced an app's revision (live `revision` events). */
-  onPublish(hook: PublishHook): void {
-    this.publishHooks.push(hook);
-  }
-
-  private async published(id: string): Promise<AppRecord> {
-    const app = await this.mustFind(id);
-    for (const hook of this.publishHooks) hook(app.id, app.revision);
-    return app;
-  }
-
   /** The app, or null. Does no access check; see `load` for that. */
   async get(id: string): Promise<AppRecord | null> {
     if (!UUID.test(id)) return null;
-    return findApp(this.db, id);
+    return this.live(await findApp(this.db, id));
   }
 
   /** The app, after checking the id's shape (400 invalid_id), existence (404) and `permission`. */
   async load(id: string, actor: Actor, permission: AppPermission): Promise<{ app: AppRecord; role: AppRole }> {
     const app = await this.find(id);
-    return { app, role: requirePermission(actor, app, permission) };
+    return { app, role: requirePermission(await this.roleOf(actor, app), app, permission) };
+  }
+
+  /**
+   * The caller's role on the app, or null for none: THE access decision every route goes
+   * through (via `load`). Shares, teams and visibility extend it here, with lookups in `this.db`.
+   */
+  roleOf(actor: Actor, app: AppRecord): Promise<AppRole | null> {
+    return Promise.resolve(directRole(actor, app));
   }
 
   /** The app with no access check: 400 invalid_id for a malformed id, 404 app_not_found if absent. */
   async find(id: string): Promise<AppRecord> {
     if (!UUID.test(id)) throw apiError("invalid_id", `${id} is not an app id (a UUID)`);
-    const app = await findApp(this.db, id);
+    const app = this.live(await findApp(this.db, id));
     if (app === null) throw apiError("app_not_found", `no app ${id}`);
     return app;
+  }
+
+  /** An unclaimed app past its 7 days is gone, even in the hour before the reaper removes it. */
+  private live(app: AppRecord | null): AppRecord | null {
+    return app !== null && app.expiresAt !== null && app.expiresAt <= this.clock.now() ? null : app;
   }
 
   /** A claimed app by its canonical address `/@handle/manifestId`, or null. */
@@ -135,30 +130,38 @@ export class Apps {
   private async createAnonymous(prepared: PreparedSource, input: CreateInput): Promise<CreateResult> {
     const id = randomUUID();
     const now = this.clock.now();
-    const { token, pairing } = await this.db.transaction().execute(async (trx) => {
-      await insertApp(trx, { id, ownerUserId: null, claimedAt: null, expiresAt: now + UNCLAIMED_TTL_MS, now, prepared });
+    const expiresAt = now + UNCLAIMED_TTL_MS;
+    // Group-committed: concurrent anonymous creates share one commit (one fsync on SQLite).
+    const { token, pairing } = await this.writes.run(async (trx) => {
+      await insertApp(trx, { id, ownerUserId: null, claimedAt: null, expiresAt, now, prepared });
       const issued = await this.tokens.issue("app", { appId: id, ttlMs: UNCLAIMED_TTL_MS }, trx);
       // Pairing plugs in here: a device code bound to this app, minted in the same transaction.
       const bound = input.pair === true && this.pairing !== null ? await this.pairing.startBoundPairing(trx, { appId: id, label: input.label ?? null }) : null;
       return { token: issued.token, pairing: bound };
     });
-    return { app: await this.mustFind(id), warnings: prepared.warnings, created: true, token, pairing };
+    const app = newAppRecord({ id, ownerUserId: null, ownerHandle: null, claimedAt: null, expiresAt, now, manifest: prepared.manifest });
+    await this.published(app, prepared);
+    return { app, warnings: prepared.warnings, created: true, token, pairing };
   }
 
   private async upsert(userId: string, prepared: PreparedSource): Promise<CreateResult> {
-    for (let attempt = 0; attempt < UNCONDITIONAL_RETRIES; attempt++) {
+    // Rarely more than one pass: only a concurrent create or delete of the same key sends us round.
+    for (let attempt = 0; attempt < UPSERT_ATTEMPTS; attempt++) {
       const existing = await findOwnedByManifestId(this.db, userId, prepared.manifest.id);
       const now = this.clock.now();
       if (existing !== null) {
-        const won = await this.db.transaction().execute((trx) => commitRevision(trx, existing.id, existing.revision, now, prepared));
-        if (won) return { app: await this.published(existing.id), warnings: prepared.warnings, created: false, token: null, pairing: null };
+        const app = await this.writeThenRead(existing.id, async (trx) => (await bumpRevision(trx, existing.id, now, prepared)) !== null);
+        if (app !== null) return { app: await this.published(app, prepared), warnings: prepared.warnings, created: false, token: null, pairing: null };
         continue;
       }
       const id = randomUUID();
       try {
         // An app made by a signed-in user is owned from birth: claimed at its creation.
-        await this.db.transaction().execute((trx) => insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared }));
-        return { app: await this.mustFind(id), warnings: prepared.warnings, created: true, token: null, pairing: null };
+        const app = await this.writeThenRead(id, async (trx) => {
+          await insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared });
+          return true;
+        });
+        if (app !== null) return { app: await this.published(app, prepared), warnings: prepared.warnings, created: true, token: null, pairing: null };
       } catch (error) {
         // A concurrent create of the same manifest id won the unique index; overwrite it instead.
         if (!isUniqueViolation(error)) throw error;
@@ -167,19 +170,23 @@ export class Apps {
     throw apiError("service_busy", "the app is being written by other requests; retry");
   }
 
-  /** PUT /app/{id}: replaces the source; the manifest id cannot change. */
-  async update(id: string, actor: Actor, source: SourceBundle): Promise<WriteResult> {
+  /** PUT /app/{id}: replaces the source; the manifest id cannot change; If-Match optional. */
+  async update(id: string, actor: Actor, source: SourceBundle, ifMatch?: string): Promise<WriteResult> {
     const { app } = await this.load(id, actor, "source:write");
+    // PUT needs no precondition (last write wins), but one that is sent is honoured as on PATCH.
+    const expected = ifMatch === undefined ? null : expectedRevision(ifMatch, undefined, app.revision, this.sourceUrl(id));
+    if (expected !== null && expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
     const prepared = prepareSource(source);
-    assertSameManifestId(app, prepared.manifest);
-    let current = app;
-    for (let attempt = 0; attempt < UNCONDITIONAL_RETRIES; attempt++) {
-      const expected = current.revision;
-      const won = await this.db.transaction().execute((trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
-      if (won) return { app: await this.published(id), warnings: prepared.warnings };
-      current = await this.mustFind(id);
+    assertSameManifestId(app.manifestId, prepared.manifest.id);
+    const now = this.clock.now();
+    const updated = await this.writeThenRead(id, async (trx) =>
+      expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : commitRevision(trx, id, expected, now, prepared),
+    );
+    if (updated === null) {
+      if (expected === null) throw apiError("app_not_found", `no app ${id}`);
+      throw revisionMismatch(this.sourceUrl(id), expected, (await this.mustFind(id)).revision);
     }
-    throw apiError("service_busy", "the app is being written by other requests; retry");
+    return { app: await this.published(updated, prepared), warnings: prepared.warnings };
   }
 
   /** GET /app/{id}/source. */
@@ -199,27 +206,32 @@ export class Apps {
     const { app } = await this.load(id, actor, "source:write");
     const expected = expectedRevision(precondition.ifMatch, precondition.expectedRevision, app.revision, this.sourceUrl(id));
     checkEditsSize(edits);
-    if (expected !== app.revision) throw this.revisionMismatch(id, expected, app.revision);
+    if (expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
     const current = await this.codeAt(id, app.revision);
     if (current === null) throw new Error(`app ${id} has no source for its revision ${app.revision}`);
     const prepared = prepareSource(applyEdits(current, edits));
-    assertSameManifestId(app, prepared.manifest);
-    const won = await this.db.transaction().execute((trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
-    if (!won) {
+    assertSameManifestId(app.manifestId, prepared.manifest.id);
+    const updated = await this.writeThenRead(id, (trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
+    if (updated === null) {
       const latest = await this.mustFind(id);
-      throw this.revisionMismatch(id, expected, latest.revision);
+      throw revisionMismatch(this.sourceUrl(id), expected, latest.revision);
     }
-    return { app: await this.published(id), warnings: prepared.warnings };
+    return { app: await this.published(updated, prepared), warnings: prepared.warnings };
   }
 
-  revisionMismatch(id: string, sent: number, current: number) {
-    return apiError(
-      "revision_mismatch",
-      `the source is at revision ${current}, not ${sent}; fetch it again and reapply your edits`,
-      { recovery: recovery.refetch(this.sourceUrl(id)), details: { currentRevision: current, etag: revisionEtag(current) } },
-      { headers: { ETag: revisionEtag(current) } },
-    );
+  private async published(app: AppRecord, prepared: PreparedSource): Promise<AppRecord> {
+    await this.events.emit({ type: "published", appId: app.id, revision: app.revision, warnings: prepared.warnings });
+    return app;
   }
+
+  /**
+   * Runs `write` and, when it reports success, reads the app back in the same transaction, so
+   * the record returned is exactly what this write produced, not a later writer's.
+   */
+  private writeThenRead(id: string, write: (trx: Kysely<Database>) => Promise<boolean>): Promise<AppRecord | null> {
+    return this.db.transaction().execute(async (trx) => ((await write(trx)) ? findApp(trx, id) : null));
+  }
+
 
   private sourceUrl(id: string): string {
     return `${uuidUrl(this.config.baseUrl, id)}/source`;
@@ -303,10 +315,10 @@ export class Apps {
     await this.deleteById(id);
   }
 
-  /** Removes an app with every row it owns, then runs the delete hooks. No access check. */
+  /** Removes an app with every row it owns, then tells the `deleted` listeners. No access check. */
   async deleteById(id: string): Promise<boolean> {
     const removed = await this.db.transaction().execute((trx) => deleteAppRows(trx, id));
-    if (removed) for (const hook of this.deleteHooks) await hook(id);
+    if (removed) await this.events.emit({ type: "deleted", appId: id });
     return removed;
   }
 
@@ -315,13 +327,4 @@ export class Apps {
     if (app === null) throw apiError("app_not_found", `no app ${id}`);
     return app;
   }
-}
-
-function assertSameManifestId(app: AppRecord, manifest: Manifest): void {
-  if (manifest.id === app.manifestId) return;
-  throw apiError("manifest_id_immutable", `this app's manifest id is "${app.manifestId}"; an update cannot change it to "${manifest.id}"`, {
-    recovery: recovery.rename(
-      `Keep manifest.id "${app.manifestId}" to update this app, or create a new app with POST /app to use "${manifest.id}".`,
-    ),
-  });
 }

@@ -28,7 +28,7 @@ export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, 
     .where("kind", "=", "app")
     .where("app_id", "=", app.id)
     .executeTakeFirst();
-  // A parallel claim won between our read of the app and this lookup: its commit revoked the token.
+  // A concurrent claim may have won between our read of the app and this lookup.
   if (row?.revoked_reason === "claimed") throw apiError("already_claimed", "this app has already been claimed");
   if (row === undefined || row.revoked_at !== null || (row.expires_at !== null && deps.now >= row.expires_at)) {
     throw apiError("forbidden", "the token in the body is not this app's per-app token");

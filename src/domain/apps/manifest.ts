@@ -12,7 +12,7 @@ export type LiteralValue = string | number | boolean | null | LiteralValue[] | {
 export function extractManifest(source: string): LiteralValue {
   let program: Program;
   try {
-    program = parse(source, { ecmaVersion: 2024, sourceType: "module", locations: true });
+    program = parse(source, { ecmaVersion: 2024, sourceType: "module" });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw apiError("invalid_module", `module does not parse as an ES module: ${message}`);

@@ -36,3 +36,21 @@ export function expectedRevision(
     { headers },
   );
 }
+
+/** 412 `revision_mismatch`: the caller wrote against `sent`, the source is at `current`. */
+export function revisionMismatch(sourceUrl: string, sent: number, current: number) {
+  return apiError(
+    "revision_mismatch",
+    `the source is at revision ${current}, not ${sent}; fetch it again and reapply your edits`,
+    { recovery: recovery.refetch(sourceUrl), details: { currentRevision: current, etag: revisionEtag(current) } },
+    { headers: { ETag: revisionEtag(current) } },
+  );
+}
+
+/** 409 `manifest_id_immutable` when an update's manifest names another id than the app's. */
+export function assertSameManifestId(current: string, next: string): void {
+  if (next === current) return;
+  throw apiError("manifest_id_immutable", `this app's manifest id is "${current}"; an update cannot change it to "${next}"`, {
+    recovery: recovery.rename(`Keep manifest.id "${current}" to update this app, or create a new app with POST /app to use "${next}".`),
+  });
+}

@@ -75,6 +75,34 @@ function toRecord(row: AppRow): AppRecord {
   };
 }
 
+/** The record of an app just inserted at revision 1, without reading it back. */
+export function newAppRecord(input: {
+  id: string;
+  ownerUserId: string | null;
+  ownerHandle: string | null;
+  claimedAt: number | null;
+  expiresAt: number | null;
+  now: number;
+  manifest: Manifest;
+}): AppRecord {
+  return {
+    id: input.id,
+    manifestId: input.manifest.id,
+    displayName: input.manifest.displayName,
+    ownerUserId: input.ownerUserId,
+    ownerHandle: input.ownerHandle,
+    claimedAt: input.claimedAt,
+    expiresAt: input.expiresAt,
+    revision: 1,
+    manifest: input.manifest,
+    icon: input.manifest.icon,
+    visibility: "private",
+    starterPrompt: null,
+    createdAt: input.now,
+    updatedAt: input.now,
+  };
+}
+
 export async function findApp(db: Db, id: string): Promise<AppRecord | null> {
   const row = await selectApps(db).where("apps.id", "=", id).executeTakeFirst();
   return row === undefined ? null : toRecord(row);
@@ -138,6 +166,26 @@ export async function commitRevision(db: Db, id: string, expected: number, now: 
   if (result.numUpdatedRows === 0n) return false;
   await insertVersion(db, id, expected + 1, now, prepared, manifest);
   return true;
+}
+
+/**
+ * Advances the app by one revision whatever it is now (last write wins: PUT and upserts carry no
+ * precondition) and stores the source under the new number. The UPDATE takes the row lock, so
+ * concurrent writers get consecutive revisions. Returns the new revision, or null if the app is
+ * gone. Run it inside a transaction.
+ */
+export async function bumpRevision(db: Db, id: string, now: number, prepared: PreparedSource): Promise<number | null> {
+  const manifest = JSON.stringify(prepared.manifest);
+  const row = await db
+    .updateTable("apps")
+    .set((eb) => ({ revision: eb("revision", "+", 1), manifest, display_name: prepared.manifest.displayName, updated_at: now }))
+    .where("id", "=", id)
+    .returning("revision")
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  const revision = Number(row.revision);
+  await insertVersion(db, id, revision, now, prepared, manifest);
+  return revision;
 }
 
 async function insertVersion(db: Db, appId: string, revision: number, now: number, prepared: PreparedSource, manifest: string): Promise<void> {

@@ -48,7 +48,7 @@ export class Routines {
   async create(userId: string, appId: string, input: { op: string; interval: string }): Promise<RoutineView> {
     const interval = parseInterval(input.interval);
     const app = await this.apps.find(appId);
-    requireAppWrite(userId, app);
+    await requireAppWrite(this.apps, userId, app);
     const route = Object.hasOwn(app.manifest.routes, input.op) ? app.manifest.routes[input.op] : undefined;
     if (route === undefined) throw apiError("unknown_operation", `this app declares no operation "${input.op}"`);
     // A routine sends `{}`: an op whose input schema refuses `{}` could never succeed.
@@ -116,7 +116,7 @@ export class Routines {
 
   async listForApp(userId: string, appId: string): Promise<RoutineView[]> {
     const app = await this.apps.find(appId);
-    requireAppWrite(userId, app);
+    await requireAppWrite(this.apps, userId, app);
     const rows = await this.db.selectFrom("routines").selectAll().where("app_id", "=", app.id).orderBy("created_at").orderBy("id").execute();
     return rows.map(routineView);
   }
@@ -212,7 +212,7 @@ export class Routines {
     const app = await this.apps.get(row.app_id);
     if (app === null) throw missing();
     try {
-      requireAppWrite(userId, app);
+      await requireAppWrite(this.apps, userId, app);
     } catch {
       throw missing();
     }

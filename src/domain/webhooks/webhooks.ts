@@ -47,7 +47,7 @@ export class Webhooks {
 
   async create(userId: string, appId: string, input: { op: string; name?: string }): Promise<WebhookView> {
     const app = await this.apps.find(appId);
-    requireAppWrite(userId, app);
+    await requireAppWrite(this.apps, userId, app);
     const route = Object.hasOwn(app.manifest.routes, input.op) ? app.manifest.routes[input.op] : undefined;
     if (route === undefined) throw apiError("unknown_operation", `this app declares no operation "${input.op}"`);
     const ownerId = app.ownerUserId ?? userId;
@@ -114,7 +114,7 @@ export class Webhooks {
 
   async listForApp(userId: string, appId: string): Promise<WebhookView[]> {
     const app = await this.apps.find(appId);
-    requireAppWrite(userId, app);
+    await requireAppWrite(this.apps, userId, app);
     const rows = await this.db.selectFrom("webhooks").selectAll().where("app_id", "=", app.id).orderBy("created_at").orderBy("id").execute();
     return rows.map((row) => webhookView(row, app.manifest, this.config.baseUrl));
   }
@@ -159,7 +159,7 @@ export class Webhooks {
     const app = await this.apps.get(row.app_id);
     if (app === null) throw missing();
     try {
-      requireAppWrite(userId, app);
+      await requireAppWrite(this.apps, userId, app);
     } catch {
       throw missing();
     }

@@ -1,5 +1,6 @@
 import { iso } from "../../config/clock.ts";
 import type { AppContext } from "../../context.ts";
+import { revisionEtag } from "../../domain/apps/urls.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
 import { CreateBody, CreateResponse } from "./schemas.ts";
@@ -22,6 +23,7 @@ export default function createApp(app: App, ctx: AppContext): void {
       const { module, ui, styles, pair, label } = request.body;
       const result = await ctx.apps.create(actor, { module, ui: ui ?? null, styles: styles ?? null, pair, label });
       const view = appView(ctx.config.baseUrl, result.app, result.warnings);
+      void reply.header("ETag", revisionEtag(result.app.revision));
       return reply.status(result.created ? 201 : 200).send({
         ...view,
         ...(result.token === null ? {} : { token: result.token }),

@@ -1,3 +1,4 @@
+import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
@@ -14,6 +15,7 @@ export default function updateApp(app: App, ctx: AppContext): void {
         summary: "Replace an app's source (a new revision); the manifest id cannot change",
         security: [{ appToken: [] }, { userToken: [] }, { session: [] }],
         params: AppIdParams,
+        headers: Type.Object({ "if-match": Type.Optional(Type.String({ description: 'optional: write only if the source is still at this revision, e.g. "3"' })) }),
         body: UpdateBody,
         response: { 200: UpdateResponse },
       },
@@ -21,7 +23,7 @@ export default function updateApp(app: App, ctx: AppContext): void {
     async (request, reply) => {
       const actor = await principalOf(ctx, request);
       const { module, ui, styles } = request.body;
-      const result = await ctx.apps.update(request.params.id, actor, { module, ui: ui ?? null, styles: styles ?? null });
+      const result = await ctx.apps.update(request.params.id, actor, { module, ui: ui ?? null, styles: styles ?? null }, request.headers["if-match"]);
       void reply.header("ETag", revisionEtag(result.app.revision));
       return appView(ctx.config.baseUrl, result.app, result.warnings);
     },

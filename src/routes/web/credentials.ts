@@ -51,7 +51,7 @@ export function requireActivityReader(principal: Principal | null, app: AppRecor
 }
 
 /** Reports and feedback from the page: a token bound to the app, or a user who may open it. */
-export function requireReporter(principal: Principal | null, app: AppRecord): { userId: string | null } {
+export async function requireReporter(ctx: AppContext, principal: Principal | null, app: AppRecord): Promise<{ userId: string | null }> {
   if (principal === null) missing();
   switch (principal.kind) {
     case "app":
@@ -61,7 +61,7 @@ export function requireReporter(principal: Principal | null, app: AppRecord): { 
       if (principal.appId !== app.id) boundElsewhere("render");
       return { userId: principal.userId };
     case "user":
-      requirePermission(principal, app, "view");
+      requirePermission(await ctx.apps.roleOf(principal, app), app, "view");
       return { userId: principal.userId };
   }
 }

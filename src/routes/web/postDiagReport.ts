@@ -57,7 +57,7 @@ export default function postDiagReport(app: App, ctx: AppContext): void {
       },
       async (request) => {
         const record = await ctx.apps.find(request.params.id);
-        requireReporter(await principalWithQueryToken(ctx, request), record);
+        await requireReporter(ctx, await principalWithQueryToken(ctx, request), record);
         for (const entry of toEntries(request.body)) await recordEntry(ctx, record, entry);
         return { ok: true as const };
       },

@@ -31,7 +31,7 @@ export default function postFeedback(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const record = await ctx.apps.find(request.params.id);
-      const { userId } = requireReporter(await principalWithQueryToken(ctx, request), record);
+      const { userId } = await requireReporter(ctx, await principalWithQueryToken(ctx, request), record);
       const id = await ctx.feedback.add(record, userId, request.body);
       return reply.status(201).send({ ok: true as const, id });
     },

@@ -27,7 +27,7 @@ export default function postLoadError(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      requireReporter(await principalWithQueryToken(ctx, request), record);
+      await requireReporter(ctx, await principalWithQueryToken(ctx, request), record);
       // Query strings may carry tokens (`?t=`); the path is enough to find what failed.
       const url = (request.body.url ?? "").replace(/\?.*$/, "");
       ctx.diag.push(record.id, { message: `[load-error] ${request.body.message}${url === "" ? "" : ` ${url}`}`, source: url, line: 0, col: 0, stack: "" });

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
-import { can, roleOf } from "../../domain/apps/access.ts";
+import { can } from "../../domain/apps/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { PLAN_LIMITS } from "../../domain/plans.ts";
@@ -34,7 +34,7 @@ export async function pageAccess(ctx: AppContext, request: FastifyRequest, app: 
     expiredLink = true;
   }
   const userId = principal?.kind === "user" ? principal.userId : null;
-  if (app !== null && can(roleOf(principal, app), "view")) return { allowed: true, userId, queryToken: null };
+  if (app !== null && can(await ctx.apps.roleOf(principal, app), "view")) return { allowed: true, userId, queryToken: null };
   return { allowed: false, signedIn: userId !== null, expiredLink };
 }
 
