@@ -73,8 +73,8 @@ describeEachDialect("apps: claim, canonical URLs and listing", (dialect) => {
     const res = await server.client.post("/app", { module: moduleSource(manifestOf("xss", ["a"], { displayName: '<script>alert("x")</script>' })) });
     const page = await server.client.get(`/app/${res.body.id}`);
     expect(page.status).toBe(200);
-    expect(page.text).not.toContain("<script>");
-    expect(page.text).toContain("&#60;script&#62;");
+    expect(page.text).not.toContain("<script>alert");
+    expect(page.text).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;");
   });
 
   it("claim refusals: 401 without user auth, 403 for another app's token, 404, 400 for bad bodies", async () => {
