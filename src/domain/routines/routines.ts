@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, type Plan } from "../../errors/index.ts";
-import { isUniqueViolation, type Database, type Dialect } from "../../store/index.ts";
-import { lockOwnerRow } from "../../store/owner-lock.ts";
+import type { Database, Dialect } from "../../store/index.ts";
 import type { RoutinesTable } from "../../store/schema/routines.ts";
 import { requireAppWrite } from "../apps/app-write.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { RouteSchemas } from "../operations/schemas.ts";
+import { insertWithinCaps } from "../capped-insert.ts";
 import { PLAN_LIMITS, planRefusal } from "../plans.ts";
 import { INTERVAL_MS, nextSlot, parseInterval, type Interval } from "./intervals.ts";
 import { failureOf, recordRun, type RunEnvelope } from "./runs.ts";
@@ -76,22 +76,27 @@ export class Routines {
       created_at: now,
       updated_at: now,
     };
-    try {
-      await this.db.transaction().execute(async (trx) => {
-        await lockOwnerRow(trx, this.dialect, ownerId);
-        const dup = await trx.selectFrom("routines").select("id").where("app_id", "=", app.id).where("op", "=", input.op).executeTakeFirst();
-        if (dup !== undefined) throw duplicate(input.op, dup.id);
-        const limits = PLAN_LIMITS[plan];
-        const perApp = await countRoutines(trx, { appId: app.id });
-        if (perApp >= limits.routines_per_app) throw this.limitError(plan, "routines_per_app", limits.routines_per_app, app.ownerHandle);
-        const perOwner = await countRoutines(trx, { ownerId });
-        if (perOwner >= limits.routines_per_owner) throw this.limitError(plan, "routines_per_owner", limits.routines_per_owner, app.ownerHandle);
-        await trx.insertInto("routines").values(row).execute();
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw duplicate(input.op, null);
-      throw error;
-    }
+    const limits = PLAN_LIMITS[plan];
+    await insertWithinCaps(this.db, {
+      dialect: this.dialect,
+      ownerId,
+      findDuplicate: async (trx) =>
+        (await trx.selectFrom("routines").select("id").where("app_id", "=", app.id).where("op", "=", input.op).executeTakeFirst())?.id ?? null,
+      duplicate: (existingId) => duplicate(input.op, existingId),
+      caps: [
+        {
+          count: (trx) => countRoutines(trx, { appId: app.id }),
+          max: limits.routines_per_app,
+          refusal: () => this.limitError(plan, "routines_per_app", limits.routines_per_app, app.ownerHandle),
+        },
+        {
+          count: (trx) => countRoutines(trx, { ownerId }),
+          max: limits.routines_per_owner,
+          refusal: () => this.limitError(plan, "routines_per_owner", limits.routines_per_owner, app.ownerHandle),
+        },
+      ],
+      insert: async (trx) => void (await trx.insertInto("routines").values(row).execute()),
+    });
     return routineView(row);
   }
 

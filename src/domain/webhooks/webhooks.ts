@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, type Plan } from "../../errors/index.ts";
-import { isUniqueViolation, type Database, type Dialect } from "../../store/index.ts";
-import { lockOwnerRow } from "../../store/owner-lock.ts";
+import type { Database, Dialect } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import { requireAppWrite } from "../apps/app-write.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
+import { insertWithinCaps } from "../capped-insert.ts";
 import { PLAN_LIMITS, planRefusal } from "../plans.ts";
 import { DELIVERIES_PAGE_DEFAULT, listDeliveries, type DeliveryView } from "./deliveries.ts";
 import { mintHookSecret } from "./secret.ts";
@@ -71,24 +71,27 @@ export class Webhooks {
       created_at: now,
       updated_at: now,
     };
-    try {
-      await this.db.transaction().execute(async (trx) => {
-        await lockOwnerRow(trx, this.dialect, ownerId);
-        const dup = await trx.selectFrom("webhooks").select("id").where("app_id", "=", app.id).where("op", "=", input.op).executeTakeFirst();
-        if (dup !== undefined) throw duplicate(input.op, dup.id);
-        const limits = PLAN_LIMITS[plan];
-        if ((await countWebhooks(trx, { appId: app.id })) >= limits.webhooks_per_app) {
-          throw this.limitError(plan, "webhooks_per_app", limits.webhooks_per_app, app);
-        }
-        if ((await countWebhooks(trx, { ownerId })) >= limits.webhooks_per_owner) {
-          throw this.limitError(plan, "webhooks_per_owner", limits.webhooks_per_owner, app);
-        }
-        await trx.insertInto("webhooks").values(row).execute();
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw duplicate(input.op, null);
-      throw error;
-    }
+    const limits = PLAN_LIMITS[plan];
+    await insertWithinCaps(this.db, {
+      dialect: this.dialect,
+      ownerId,
+      findDuplicate: async (trx) =>
+        (await trx.selectFrom("webhooks").select("id").where("app_id", "=", app.id).where("op", "=", input.op).executeTakeFirst())?.id ?? null,
+      duplicate: (existingId) => duplicate(input.op, existingId),
+      caps: [
+        {
+          count: (trx) => countWebhooks(trx, { appId: app.id }),
+          max: limits.webhooks_per_app,
+          refusal: () => this.limitError(plan, "webhooks_per_app", limits.webhooks_per_app, app),
+        },
+        {
+          count: (trx) => countWebhooks(trx, { ownerId }),
+          max: limits.webhooks_per_owner,
+          refusal: () => this.limitError(plan, "webhooks_per_owner", limits.webhooks_per_owner, app),
+        },
+      ],
+      insert: async (trx) => void (await trx.insertInto("webhooks").values(row).execute()),
+    });
     return webhookView(row, app.manifest, this.config.baseUrl, secret.plaintext);
   }
 
