@@ -20,36 +20,6 @@ function boundElsewhere(kind: string): never {
   throw apiError("forbidden", `this ${kind} token belongs to another app`);
 }
 
-/** GET /app/{id}/diag: app, user or render token, owner only. */
-export function requireDiagReader(principal: Principal | null, app: AppRecord): void {
-  if (principal === null) missing();
-  switch (principal.kind) {
-    case "app":
-      if (principal.appId !== app.id) boundElsewhere("app");
-      return;
-    case "render":
-      if (principal.appId !== app.id) boundElsewhere("render");
-      if (principal.userId === null || principal.userId !== app.ownerUserId) throw apiError("forbidden", "only the owner's render token can read diagnostics");
-      return;
-    case "user":
-      requireOwnerUser(principal.userId, app);
-  }
-}
-
-/** GET /app/{id}/activity: the app token or the owner's user token; render tokens refused. */
-export function requireActivityReader(principal: Principal | null, app: AppRecord): void {
-  if (principal === null) missing();
-  switch (principal.kind) {
-    case "app":
-      if (principal.appId !== app.id) boundElsewhere("app");
-      return;
-    case "render":
-      throw apiError("forbidden", "render tokens cannot read activity; use the app token or the owner's user token");
-    case "user":
-      requireOwnerUser(principal.userId, app);
-  }
-}
-
 /** Reports and feedback from the page: a token bound to the app, or a user who may open it. */
 export async function requireReporter(ctx: AppContext, principal: Principal | null, app: AppRecord): Promise<{ userId: string | null }> {
   if (principal === null) missing();

@@ -5,7 +5,7 @@ import { principalOf } from "../../http/auth.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
-import { requireActivityReader } from "./credentials.ts";
+import { authorizeActivity } from "../../domain/diagnostics/index.ts";
 
 const Event = Type.Object({
   ts: Type.String({ format: "date-time" }),
@@ -35,7 +35,7 @@ export default function getActivity(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      requireActivityReader(await principalOf(ctx, request), record);
+      authorizeActivity(await principalOf(ctx, request), record);
       const query = parseActivityQuery(request.query);
       return { ok: true as const, value: { items: await ctx.activity.list(record.id, query) } };
     },

@@ -4,7 +4,7 @@ import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
-import { requireDiagReader } from "./credentials.ts";
+import { authorizeDiag } from "../../domain/diagnostics/index.ts";
 
 const Entry = Type.Object({
   ts: Type.String({ format: "date-time" }),
@@ -29,7 +29,7 @@ export default function getDiag(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      requireDiagReader(await principalWithQueryToken(ctx, request), record);
+      authorizeDiag(await principalWithQueryToken(ctx, request), record);
       return { ok: true as const, value: { entries: ctx.diag.list(record.id) } };
     },
   );

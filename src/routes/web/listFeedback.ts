@@ -4,7 +4,7 @@ import { principalOf } from "../../http/auth.ts";
 import { ok, security, Timestamp } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
-import { requireActivityReader } from "./credentials.ts";
+import { authorizeActivity } from "../../domain/diagnostics/index.ts";
 
 const Item = Type.Object({
   id: Type.String({ format: "uuid" }),
@@ -30,7 +30,8 @@ export default function listFeedback(app: App, ctx: AppContext): void {
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
       // The same readers as activity: the app token (unclaimed) or the owner; render tokens refused.
-      requireActivityReader(await principalOf(ctx, request), record);
+      // Feedback is read like activity: the app token or the owner, never a page credential.
+      authorizeActivity(await principalOf(ctx, request), record);
       return { ok: true as const, feedback: await ctx.feedback.list(record.id) };
     },
   );
