@@ -1,34 +1,42 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { ApiError } from "../errors/index.ts";
 import { isUniqueViolation, type Database, type Dialect } from "../store/index.ts";
 import { lockOwnerRow } from "../store/owner-lock.ts";
 
 type Trx = Transaction<Database>;
 
+/** Tables of per-(app, op) rows that plan caps count; each has `id`, `app_id` and `op`. */
+export type PerOpTable = "routines" | "webhooks";
+
 export interface CappedInsert {
+  table: PerOpTable;
   dialect: Dialect;
+  appId: string;
+  op: string;
   /** Whose plan caps apply: the app owner's. */
   ownerId: string;
-  /** The id of an existing row this one would duplicate, or null. */
-  findDuplicate(trx: Trx): Promise<string | null>;
   duplicate(existingId: string | null): ApiError;
-  /** Checked in order; the first count at or over its max refuses with its error. */
-  caps: { count(trx: Trx): Promise<number>; max: number; refusal(): ApiError }[];
+  perApp: { max: number; refusal(): ApiError };
+  perOwner: { max: number; refusal(): ApiError };
   insert(trx: Trx): Promise<void>;
 }
 
 /**
- * Inserts a per-app row that plan caps count (a routine, a webhook) under the owner's lock, so
- * concurrent creates can neither pass a cap nor add a duplicate; a duplicate that slips in
- * between instances is caught by the unique index and answered the same way.
+ * Inserts a per-(app, op) row that plan caps count (a routine, a webhook) under the owner's
+ * lock, so concurrent creates can neither pass a cap nor add a duplicate; a duplicate that slips
+ * in between instances is caught by the unique index and answered the same way.
  */
 export async function insertWithinCaps(db: Kysely<Database>, c: CappedInsert): Promise<void> {
+  const table = sql.table(c.table);
   try {
     await db.transaction().execute(async (trx) => {
       await lockOwnerRow(trx, c.dialect, c.ownerId);
-      const existing = await c.findDuplicate(trx);
-      if (existing !== null) throw c.duplicate(existing);
-      for (const cap of c.caps) if ((await cap.count(trx)) >= cap.max) throw cap.refusal();
+      const existing = await sql<{ id: string }>`select id from ${table} where app_id = ${c.appId} and op = ${c.op}`.execute(trx);
+      if (existing.rows[0] !== undefined) throw c.duplicate(existing.rows[0].id);
+      const count = async (where: ReturnType<typeof sql>) =>
+        Number((await sql<{ n: number | string }>`select count(*) as n from ${table} t join apps a on a.id = t.app_id where ${where}`.execute(trx)).rows[0]?.n ?? 0);
+      if ((await count(sql`t.app_id = ${c.appId}`)) >= c.perApp.max) throw c.perApp.refusal();
+      if ((await count(sql`a.owner_user_id = ${c.ownerId}`)) >= c.perOwner.max) throw c.perOwner.refusal();
       await c.insert(trx);
     });
   } catch (error) {

@@ -78,23 +78,14 @@ export class Routines {
     };
     const limits = PLAN_LIMITS[plan];
     await insertWithinCaps(this.db, {
+      table: "routines",
       dialect: this.dialect,
+      appId: app.id,
+      op: input.op,
       ownerId,
-      findDuplicate: async (trx) =>
-        (await trx.selectFrom("routines").select("id").where("app_id", "=", app.id).where("op", "=", input.op).executeTakeFirst())?.id ?? null,
       duplicate: (existingId) => duplicate(input.op, existingId),
-      caps: [
-        {
-          count: (trx) => countRoutines(trx, { appId: app.id }),
-          max: limits.routines_per_app,
-          refusal: () => this.limitError(plan, "routines_per_app", limits.routines_per_app, app.ownerHandle),
-        },
-        {
-          count: (trx) => countRoutines(trx, { ownerId }),
-          max: limits.routines_per_owner,
-          refusal: () => this.limitError(plan, "routines_per_owner", limits.routines_per_owner, app.ownerHandle),
-        },
-      ],
+      perApp: { max: limits.routines_per_app, refusal: () => this.limitError(plan, "routines_per_app", limits.routines_per_app, app.ownerHandle) },
+      perOwner: { max: limits.routines_per_owner, refusal: () => this.limitError(plan, "routines_per_owner", limits.routines_per_owner, app.ownerHandle) },
       insert: async (trx) => void (await trx.insertInto("routines").values(row).execute()),
     });
     return routineView(row);
@@ -241,10 +232,3 @@ function duplicate(op: string, existingId: string | null) {
   return apiError("duplicate_routine", `this app already has a routine for "${op}"${existingId === null ? "" : ` (${existingId})`}; PATCH it instead`);
 }
 
-/** Routines on one app, or on every app one user owns. */
-async function countRoutines(db: Kysely<Database>, scope: { appId: string } | { ownerId: string }): Promise<number> {
-  let query = db.selectFrom("routines").innerJoin("apps", "apps.id", "routines.app_id").select((eb) => eb.fn.countAll<number>().as("n"));
-  query = "appId" in scope ? query.where("routines.app_id", "=", scope.appId) : query.where("apps.owner_user_id", "=", scope.ownerId);
-  const row = await query.executeTakeFirstOrThrow();
-  return Number(row.n);
-}

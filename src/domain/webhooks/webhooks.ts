@@ -73,23 +73,14 @@ export class Webhooks {
     };
     const limits = PLAN_LIMITS[plan];
     await insertWithinCaps(this.db, {
+      table: "webhooks",
       dialect: this.dialect,
+      appId: app.id,
+      op: input.op,
       ownerId,
-      findDuplicate: async (trx) =>
-        (await trx.selectFrom("webhooks").select("id").where("app_id", "=", app.id).where("op", "=", input.op).executeTakeFirst())?.id ?? null,
       duplicate: (existingId) => duplicate(input.op, existingId),
-      caps: [
-        {
-          count: (trx) => countWebhooks(trx, { appId: app.id }),
-          max: limits.webhooks_per_app,
-          refusal: () => this.limitError(plan, "webhooks_per_app", limits.webhooks_per_app, app),
-        },
-        {
-          count: (trx) => countWebhooks(trx, { ownerId }),
-          max: limits.webhooks_per_owner,
-          refusal: () => this.limitError(plan, "webhooks_per_owner", limits.webhooks_per_owner, app),
-        },
-      ],
+      perApp: { max: limits.webhooks_per_app, refusal: () => this.limitError(plan, "webhooks_per_app", limits.webhooks_per_app, app) },
+      perOwner: { max: limits.webhooks_per_owner, refusal: () => this.limitError(plan, "webhooks_per_owner", limits.webhooks_per_owner, app) },
       insert: async (trx) => void (await trx.insertInto("webhooks").values(row).execute()),
     });
     return webhookView(row, app.manifest, this.config.baseUrl, secret.plaintext);
@@ -185,9 +176,3 @@ function duplicate(op: string, existingId: string | null) {
   return apiError("duplicate_webhook", `this app already has a webhook for "${op}"${existingId === null ? "" : ` (${existingId})`}; rotate or rename it instead`);
 }
 
-async function countWebhooks(db: Kysely<Database>, scope: { appId: string } | { ownerId: string }): Promise<number> {
-  let query = db.selectFrom("webhooks").innerJoin("apps", "apps.id", "webhooks.app_id").select((eb) => eb.fn.countAll<number>().as("n"));
-  query = "appId" in scope ? query.where("webhooks.app_id", "=", scope.appId) : query.where("apps.owner_user_id", "=", scope.ownerId);
-  const row = await query.executeTakeFirstOrThrow();
-  return Number(row.n);
-}
