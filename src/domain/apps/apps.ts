@@ -71,9 +71,6 @@ export class Apps {
     this.pairing = seam;
   }
 
-  get pairingSeam(): PairingSeam | null {
-    return this.pairing;
-  }
 
   /** The app, or null. Does no access check; see `load` for that. */
   async get(id: string): Promise<AppRecord | null> {
