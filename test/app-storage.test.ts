@@ -109,7 +109,7 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     expect(await h.storage.usage(appId)).toBe(await exactUsage(h, appId));
   });
 
-  it("keeps each app's KV its own: same key, forged and finished invocations, raw internal API", async () => {
+  it("keeps each app's KV its own: same key, forged, finished and misattributed invocations", async () => {
     const a = storeApp("iso-a");
     const b = storeApp("iso-b");
     await h.call(a, "put", { k: "secret", n: 5 });
@@ -123,29 +123,33 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     );
     expect(await h.call(snoop, "snoop")).toEqual({ fetch: "blocked", kv: null, globals: [] });
 
-    // Straight at the internal API socket: no invocation, a made-up one, and one that ended.
+    // Straight at the Node side of the bindings, as the supervisor would call it: no invocation,
+    // a made-up one, one that ended, and a live one claimed by another app's isolate.
+    const ask = async (invocation: string, appId = "iso-b") => {
+      const reply = await h.executor.bindings.handle({ invocation, appId, path: "/kv/get", payload: Buffer.from(JSON.stringify({ key: "secret" })) });
+      return { status: reply.status, body: reply.body.toString() };
+    };
+    expect((await ask("")).status).toBe(403);
+    expect((await ask("made-up-invocation-id")).status).toBe(403);
+    const live = h.executor.invocations.mint({ appId: "iso-b", revision: 1, op: "get", access: "read", caps: new Set(["kv"]) });
+    expect(await ask(live.id)).toEqual({ status: 200, body: "" });
+    expect(await ask(live.id, "iso-a")).toEqual({ status: 403, body: expect.stringContaining('"forbidden"') as unknown });
+    h.executor.invocations.end(live.id);
+    expect((await ask(live.id)).status).toBe(403);
+    const noCaps = h.executor.invocations.mint({ appId: "iso-a", revision: 1, op: "get", access: "read", caps: new Set() });
+    const denied = await ask(noCaps.id, "iso-a");
+    expect(denied.status).toBe(403);
+    expect((JSON.parse(denied.body) as { error: { kind: string } }).error.kind).toBe("capability_denied");
+    h.executor.invocations.end(noCaps.id);
+
+    // The internal API's HTTP listener serves no bindings at all, whatever it is handed.
     const agent = new Agent({ connect: { socketPath: h.executor.internalSocketPath } });
     try {
-      const ask = async (invocation: string | null) => {
-        const res = await request("http://internal/kv/get", {
-          dispatcher: agent,
-          method: "POST",
-          headers: invocation === null ? {} : { "x-svc-invocation": invocation },
-          body: JSON.stringify({ key: "secret", appId: "iso-a" }),
-        });
-        return { status: res.statusCode, body: await res.body.text() };
-      };
-      expect((await ask(null)).status).toBe(403);
-      expect((await ask("made-up-invocation-id")).status).toBe(403);
-      const live = h.executor.invocations.mint({ appId: "iso-b", revision: 1, op: "get", access: "read", caps: new Set(["kv"]) });
-      expect(await ask(live.id)).toEqual({ status: 200, body: "" });
-      h.executor.invocations.end(live.id);
-      expect((await ask(live.id)).status).toBe(403);
-      const noCaps = h.executor.invocations.mint({ appId: "iso-a", revision: 1, op: "get", access: "read", caps: new Set() });
-      const denied = await ask(noCaps.id);
-      expect(denied.status).toBe(403);
-      expect(JSON.parse(denied.body).error.kind).toBe("capability_denied");
-      h.executor.invocations.end(noCaps.id);
+      const other = h.executor.invocations.mint({ appId: "iso-a", revision: 1, op: "get", access: "read", caps: new Set(["kv"]) });
+      const res = await request("http://internal/kv/get", { dispatcher: agent, method: "POST", headers: { "x-svc-invocation": other.id }, body: JSON.stringify({ key: "secret" }) });
+      expect(res.statusCode).toBe(404);
+      expect(((await res.body.json()) as { error: { kind: string } }).error.kind).toBe("not_found");
+      h.executor.invocations.end(other.id);
     } finally {
       await agent.close();
     }

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { Clock } from "../config/clock.ts";
 import { CodeCache, codeBundle } from "./internal-api/code-cache.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
+import { BindingHandler } from "./internal-api/bindings.ts";
 import { InternalApi } from "./internal-api/server.ts";
 import { Invocations } from "./invocations.ts";
 import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
@@ -67,6 +68,8 @@ const WORKERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "workers");
 export class Executor {
   private constructor(
     readonly invocations: Invocations,
+    /** env.KV/BLOB/LOG on the Node side (tests call it directly to prove what it refuses). */
+    readonly bindings: BindingHandler,
     readonly pool: ExecutorPool,
     private readonly api: InternalApi,
     private readonly dir: string,
@@ -83,12 +86,13 @@ export class Executor {
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();
     const code = new CodeCache(o.code);
-    const api = new InternalApi(internalSocketPath, { invocations, code, storage: o.storage, log: o.log, secrets: o.secrets, egressKey: egress.key });
-    const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes, egress };
+    const api = new InternalApi(internalSocketPath, { invocations, code, log: o.log, secrets: o.secrets, egressKey: egress.key });
+    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets });
+    const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes, egress, bindings: (call) => bindings.handle(call) };
     const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
-    const executor = new Executor(invocations, pool, api, dir);
+    const executor = new Executor(invocations, bindings, pool, api, dir);
     try {
       await api.listen();
       await pool.start();

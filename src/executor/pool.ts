@@ -1,5 +1,6 @@
-import { setMaxListeners } from "node:events";
 import type { Clock } from "../config/clock.ts";
+import { ChannelError, ExecutorChannel } from "./channel.ts";
+import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { IsolateTable } from "./isolates.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
@@ -15,6 +16,8 @@ export interface PoolOptions extends Omit<ProcessOptions, "name"> {
   rssHighWaterBytes: number;
   /** How long a recycled process may finish its calls before it is killed anyway. */
   drainMs: number;
+  /** Answers the binding calls (env.KV …) that come back over each process's channel. */
+  bindings: (call: BindingCall) => Promise<BindingReply>;
 }
 
 export type PoolEvent =
@@ -30,6 +33,14 @@ interface Inflight {
 /** A live process and what the pool knows about it. */
 interface Member {
   proc: WorkerdProcess;
+  /** Where new calls go. */
+  channel: ExecutorChannel;
+  /** Every open channel: the current one and any still draining after a rotation. */
+  channels: Set<ExecutorChannel>;
+  /** Evictions and calls since the current channel opened (see rotate()). */
+  evictions: number;
+  calls: number;
+  rotating: boolean;
   /** One signal for all of the process's calls: a fault fails every one of them anyway. */
   abort: AbortController;
   inflight: Set<Inflight>;
@@ -123,37 +134,31 @@ export class ExecutorPool {
     await member.isolates.evicting.get(key);
     // First call of this isolate in this process: send the code along, saving the supervisor a
     // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
-    let prefix = "";
-    if (!member.isolates.has(key)) {
-      const bundle = await this.bundle(call.appId, call.revision).catch(() => null);
-      if (bundle !== null) prefix = JSON.stringify(bundle);
-    }
+    const code = member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null);
     const entry: Inflight = { appId: call.appId, startedAt: this.clock.now() };
     member.inflight.add(entry);
     member.isolates.begin(key, entry.startedAt);
-    if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(member, this.o.maxIsolatesPerProcess, 0);
+    if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(slot, member, this.o.maxIsolatesPerProcess, 0);
     try {
-      const res = await member.proc.request("/run", {
-        headers: {
-          ...call.headers,
-          "x-by-key": key,
-          "x-by-caps": call.caps.join(","),
-          "x-by-code-length": String(prefix.length),
-          "content-type": "application/json",
-        },
-        body: prefix + call.body,
-        signal: member.abort.signal,
-        timeoutMs: call.deadlineMs,
-      });
-      return toOutcome(res.status, res.headers, res.body);
+      const run = {
+        key,
+        appId: call.appId,
+        caps: call.caps,
+        code,
+        op: call.op,
+        invocation: call.headers["x-svc-invocation"] ?? "",
+        headers: { ...call.headers, "content-type": "application/json" },
+        body: call.body,
+      };
+      if (++member.calls >= CHANNEL_MAX_CALLS) this.rotate(slot, member);
+      return await member.channel.run(run, call.deadlineMs);
     } catch (error) {
       const reason: unknown = member.abort.signal.reason;
       if (reason instanceof ExecutorFault) throw reason;
-      const code = (error as { code?: unknown }).code;
-      if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+      if (error instanceof ChannelError && error.reason === "deadline") {
         throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
       }
-      // A dropped connection usually means the process died; its exit event may lag the socket
+      // A closed channel usually means the process died; its exit event may lag the socket
       // error, so give it a moment to arrive and fault the process with this call still counted.
       await Promise.race([member.proc.waitForExit(), new Promise((resolve) => setTimeout(resolve, 250))]);
       const fault: unknown = member.abort.signal.reason;
@@ -222,16 +227,74 @@ export class ExecutorPool {
       throw new Error(`executor process ${slot.index} listened but did not answer a ping`);
     }
     const abort = new AbortController();
-    // Every in-flight request listens on this one signal; their number is bounded by the ceilings.
-    setMaxListeners(0, abort.signal);
-    const member: Member = { proc, abort, inflight: new Set(), isolates: new IsolateTable(), faulted: false, retiring: false, pinging: false, idleWaiters: [] };
+    const member: Member = {
+      proc,
+      channel: null as unknown as ExecutorChannel, // set below, before anyone sees the member
+      channels: new Set(),
+      evictions: 0,
+      calls: 0,
+      rotating: false,
+      abort,
+      inflight: new Set(),
+      isolates: new IsolateTable(),
+      faulted: false,
+      retiring: false,
+      pinging: false,
+      idleWaiters: [],
+    };
+    try {
+      member.channel = await this.connect(slot, member);
+    } catch (error) {
+      proc.kill();
+      throw error;
+    }
+    // A fault fails every call waiting on the process's channels at once.
+    abort.signal.addEventListener("abort", () => {
+      for (const channel of member.channels) channel.fail(abort.signal.reason);
+    });
     this.members.add(member);
     proc.onExit = () => {
       this.members.delete(member);
+      for (const channel of member.channels) channel.close();
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
     };
     if (this.closed) proc.kill();
     return member;
+  }
+
+  private async connect(slot: Slot, member: Member): Promise<ExecutorChannel> {
+    const channel = await ExecutorChannel.open(member.proc.socketPath, this.o.bindings, this.o.startupTimeoutMs);
+    member.channels.add(channel);
+    // The supervisor dropped the channel while the process lives on: restart it all the same.
+    channel.onClose = () => {
+      if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
+    };
+    return channel;
+  }
+
+  /**
+   * Moves new calls to a fresh channel and closes the old one once its calls are answered.
+   * The supervisor holds each isolate's session in the channel's request context, and workerd
+   * frees what such a context holds only when it ends or V8 happens to collect the handles;
+   * ending it now and then keeps evicted isolates from piling up (the density test measures it).
+   */
+  private rotate(slot: Slot, member: Member): void {
+    if (member.rotating || member.faulted || member.retiring || this.closed) return;
+    member.rotating = true;
+    this.connect(slot, member).then(
+      (fresh) => {
+        member.rotating = false;
+        member.evictions = 0;
+        member.calls = 0;
+        const old = member.channel;
+        member.channel = fresh;
+        old.closeWhenIdle(() => member.channels.delete(old));
+      },
+      () => {
+        // The process is failing; the watchdog deals with that. Calls stay on the old channel.
+        member.rotating = false;
+      },
+    );
   }
 
   /** Kill, fail in-flight calls, quarantine the likely culprit, restart. */
@@ -267,16 +330,16 @@ export class ExecutorPool {
         member.pinging = false;
         if (!ok && !member.faulted && !member.retiring && !member.proc.exited) this.fault(slot, member, "hung");
       });
-      this.evict(member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs);
+      this.evict(slot, member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs);
       const rss = member.proc.rssBytes();
       if (rss !== null && rss > this.o.rssHighWaterBytes) this.recycle(slot, rss);
     }
   }
 
-  private evict(member: Member, capacity: number, idleBefore: number): void {
+  private evict(slot: Slot, member: Member, capacity: number, idleBefore: number): void {
     for (const key of member.isolates.victims(capacity, idleBefore)) {
-      const done = member.proc
-        .request("/__brickyard/evict", { headers: { "x-by-key": key }, signal: AbortSignal.timeout(this.o.pingTimeoutMs) })
+      const done = member.channel
+        .evict(key, this.o.pingTimeoutMs)
         .then(
           () => undefined,
           () => undefined,
@@ -284,6 +347,7 @@ export class ExecutorPool {
         .finally(() => {
           member.isolates.evicting.delete(key);
           member.isolates.forget(key);
+          if (++member.evictions >= CHANNEL_MAX_EVICTIONS) this.rotate(slot, member);
         });
       member.isolates.evicting.set(key, done);
     }
@@ -312,19 +376,9 @@ export class ExecutorPool {
   }
 }
 
-function toOutcome(status: number, headers: Record<string, string | string[] | undefined>, body: string): ExecutorOutcome {
-  if (headers["x-by-outcome"] === "threw") {
-    try {
-      const parsed = JSON.parse(body) as { message?: unknown; stack?: unknown };
-      const message = typeof parsed.message === "string" ? parsed.message : "the operation threw";
-      return { kind: "threw", message, stack: typeof parsed.stack === "string" ? parsed.stack : "" };
-    } catch {
-      return { kind: "threw", message: "the operation threw", stack: "" };
-    }
-  }
-  const contentType = headers["content-type"];
-  return { kind: "response", status, contentType: typeof contentType === "string" ? contentType : "", body };
-}
+/** A channel is replaced after this many isolate evictions or calls (see rotate()). */
+const CHANNEL_MAX_EVICTIONS = 32;
+const CHANNEL_MAX_CALLS = 100_000;
 
 /** FNV-1a: stable across processes and restarts, unlike anything keyed on object identity. */
 function fnv1a(text: string): number {

@@ -1,54 +1,88 @@
-// Runs INSIDE workerd, in each app's isolate, as its main module. Builds the app's env from
-// the capabilities it imported, bound to this call's invocation id, and reports a throw.
+// Runs INSIDE workerd, in each app's isolate, as its main module. The supervisor opens one
+// session per isolate and runs every op call through it: the session builds the app's env from
+// the capabilities it imported, bound to that call's invocation id, and reports a throw.
 import app from "./app.js";
-import { abortIsolate } from "cloudflare:workers";
+import { abortIsolate, RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
+
+export class Shim extends WorkerEntrypoint {
+  open(bindings) {
+    return new Session(bindings, this.env, this.ctx);
+  }
+
+  evict() {
+    abortIsolate("idle isolate evicted");
+  }
+}
 
 export default {
-  async fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === "/__brickyard/evict") abortIsolate("idle isolate evicted");
-    const appEnv = makeEnv(env, request.headers.get("x-svc-invocation") ?? "");
-    try {
-      if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
-      const res = await app.fetch(request, appEnv, ctx);
-      if (!(res instanceof Response)) throw new TypeError("default.fetch must return a Response");
-      // Buffered: results are small JSON envelopes, and a stream across isolates costs more.
-      const headers = new Headers(res.headers);
-      headers.set("x-by-outcome", "response");
-      return new Response(await res.text(), { status: res.status, headers });
-    } catch (error) {
-      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      return Response.json({ message, stack: String(error?.stack ?? "") }, { status: 500, headers: { "x-by-outcome": "threw" } });
-    }
+  fetch() {
+    return new Response("op calls go through the supervisor's session", { status: 404 });
   },
 };
 
-function makeEnv(env, invocation) {
-  async function call(path, body, headers = {}) {
-    const res = await env.INTERNAL.fetch("http://internal" + path, {
-      method: "POST",
-      headers: { "x-svc-invocation": invocation, ...headers },
-      body,
-    });
-    if (res.ok) return res;
-    const failure = await res.json().catch(() => null);
+const decoder = new TextDecoder();
+
+class Session extends RpcTarget {
+  #bindings;
+  #env;
+  #ctx;
+
+  constructor(bindings, env, ctx) {
+    super();
+    // A stub passed into a call is released when that call returns; the session outlives it.
+    this.#bindings = bindings.dup();
+    this.#env = env;
+    this.#ctx = ctx;
+  }
+
+  // The supervisor let go of this session: let go of its Bindings in turn.
+  [Symbol.dispose]() {
+    this.#bindings[Symbol.dispose]();
+  }
+
+  async run(op, headers, body) {
+    const request = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body });
+    const appEnv = makeEnv(this.#env, this.#bindings, headers["x-svc-invocation"] ?? "");
+    try {
+      if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
+      const res = await app.fetch(request, appEnv, this.#ctx);
+      if (!(res instanceof Response)) throw new TypeError("default.fetch must return a Response");
+      return { outcome: "response", status: res.status, contentType: res.headers.get("content-type") ?? "", body: await res.text() };
+    } catch (error) {
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      return { outcome: "threw", message, stack: String(error?.stack ?? "") };
+    }
+  }
+}
+
+function makeEnv(env, bindings, invocation) {
+  async function call(path, payload, extra = {}) {
+    const res = await bindings.call({ invocation, path, ...extra }, payload ?? "");
+    if (res.status >= 200 && res.status < 300) return res;
+    let failure = null;
+    try {
+      failure = JSON.parse(decoder.decode(res.body));
+    } catch {
+      // not an envelope
+    }
     const error = new Error(failure?.error?.message ?? `capability call failed (${res.status})`);
     error.name = "CapabilityError";
     error.kind = failure?.error?.kind ?? "capability_error";
     throw error;
   }
-  const json = async (path, payload) => (await call(path, JSON.stringify(payload))).json();
+  const text = (res) => decoder.decode(res.body);
+  const json = async (path, payload) => JSON.parse(text(await call(path, JSON.stringify(payload))));
   const out = { ...env.VARS };
   if (env.CAPS.includes("kv")) {
     out.KV = Object.freeze({
       async get(key) {
-        const res = await call("/kv/get", JSON.stringify({ key }));
-        const text = await res.text();
-        return text === "" ? null : JSON.parse(text);
+        const body = text(await call("/kv/get", JSON.stringify({ key })));
+        return body === "" ? null : JSON.parse(body);
       },
       async set(key, value) {
-        const text = JSON.stringify(value);
-        if (text === undefined) throw new TypeError("KV values must be JSON-serializable");
-        await call("/kv/set", text, { "x-by-key": encodeURIComponent(String(key)) });
+        const body = JSON.stringify(value);
+        if (body === undefined) throw new TypeError("KV values must be JSON-serializable");
+        await call("/kv/set", body, { key: String(key) });
       },
       delete: (key) => json("/kv/delete", { key }).then((r) => r.deleted),
       list: (options = {}) => json("/kv/list", options),
@@ -57,14 +91,15 @@ function makeEnv(env, invocation) {
   if (env.CAPS.includes("blob")) {
     out.BLOB = Object.freeze({
       async put(key, data, options = {}) {
-        const headers = { "x-by-key": encodeURIComponent(String(key)), "content-type": options.contentType ?? "application/octet-stream" };
-        await call("/blob/put", data, headers);
+        // Any body fetch() would take (string, buffer, view, Blob, stream) becomes bytes here.
+        const bytes = await new Response(data).arrayBuffer();
+        await call("/blob/put", bytes, { key: String(key), contentType: options.contentType ?? "application/octet-stream" });
       },
       async get(key) {
         const res = await call("/blob/get", JSON.stringify({ key }));
         if (res.status === 204) return null;
-        const data = await res.arrayBuffer();
-        return { data, contentType: res.headers.get("content-type") ?? "application/octet-stream", size: data.byteLength };
+        const data = res.body.buffer.slice(res.body.byteOffset, res.body.byteOffset + res.body.byteLength);
+        return { data, contentType: res.contentType || "application/octet-stream", size: data.byteLength };
       },
       delete: (key) => json("/blob/delete", { key }).then((r) => r.deleted),
       list: (options = {}) => json("/blob/list", options),

@@ -1,0 +1,189 @@
+import { Agent, WebSocket } from "undici";
+import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
+import type { CodeBundle } from "./internal-api/code-cache.ts";
+import type { Capability, ExecutorOutcome } from "./types.ts";
+
+/** One op call as it crosses the channel. */
+export interface ChannelRun {
+  /** `app:revision:secretsVersion`: the isolate it runs in. */
+  key: string;
+  appId: string;
+  caps: readonly Capability[];
+  /** Pushed with the isolate's first call in this process; otherwise the supervisor has it. */
+  code: CodeBundle | null;
+  op: string;
+  invocation: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The call did not finish over the channel; the pool decides what that means for the process. */
+export class ChannelError extends Error {
+  constructor(
+    readonly reason: "deadline" | "closed",
+    message: string,
+  ) {
+    super(message);
+    this.name = "ChannelError";
+  }
+}
+
+interface Pending {
+  resolve: (frame: Frame) => void;
+  reject: (error: unknown) => void;
+  timer: NodeJS.Timeout | null;
+}
+
+interface Frame {
+  header: Record<string, unknown>;
+  payload: Buffer;
+}
+
+// workerd refuses a received message over 32 MiB; our largest (a 10 MiB value) is far below.
+const MAX_FRAME_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Node's end of the WebSocket to one workerd process's supervisor. Every op call of that process
+ * goes over it, and every binding call its apps make comes back over it, so neither side pays
+ * for an HTTP request per call (see supervisor.worker.js for why that matters in workerd).
+ * Frames are [u32 header length][header JSON][payload], in both directions.
+ */
+export class ExecutorChannel {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private closedWith: unknown = null;
+  private onIdle: (() => void) | null = null;
+  /** Called once when the socket closes without close() having been called. */
+  onClose: () => void = () => undefined;
+
+  private constructor(
+    private readonly socket: WebSocket,
+    private readonly agent: Agent,
+    private readonly bindings: (call: BindingCall) => Promise<BindingReply>,
+  ) {
+    socket.binaryType = "arraybuffer";
+    socket.addEventListener("message", (event) => this.receive(Buffer.from(event.data as ArrayBuffer)));
+    socket.addEventListener("close", () => {
+      const first = this.closedWith === null;
+      this.fail(new ChannelError("closed", "the executor channel closed"));
+      if (first) this.onClose();
+    });
+  }
+
+  static async open(socketPath: string, bindings: (call: BindingCall) => Promise<BindingReply>, timeoutMs: number): Promise<ExecutorChannel> {
+    // Its own connection: the channel holds it for the process's life, apart from pings.
+    const agent = new Agent({ connect: { socketPath } });
+    const socket = new WebSocket("ws://workerd/__brickyard/channel", { dispatcher: agent });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the executor channel did not open within ${timeoutMs} ms`)), timeoutMs);
+        socket.addEventListener("open", () => (clearTimeout(timer), resolve()), { once: true });
+        socket.addEventListener("close", () => (clearTimeout(timer), reject(new Error("the executor refused the channel"))), { once: true });
+      });
+    } catch (error) {
+      socket.close();
+      await agent.destroy().catch(() => undefined);
+      throw error;
+    }
+    return new ExecutorChannel(socket, agent, bindings);
+  }
+
+  async run(call: ChannelRun, timeoutMs: number | undefined): Promise<ExecutorOutcome> {
+    const { body, ...rest } = call;
+    const { header, payload } = await this.request({ t: "run", ...rest }, body, timeoutMs);
+    const text = payload.toString("utf8");
+    if (header.outcome === "threw") {
+      return { kind: "threw", message: typeof header.message === "string" ? header.message : "the operation threw", stack: typeof header.stack === "string" ? header.stack : "" };
+    }
+    return { kind: "response", status: Number(header.status), contentType: typeof header.contentType === "string" ? header.contentType : "", body: text };
+  }
+
+  /** Drops an isolate (abortIsolate inside it); resolves once the supervisor has let go of it. */
+  async evict(key: string, timeoutMs: number): Promise<void> {
+    await this.request({ t: "evict", key }, "", timeoutMs);
+  }
+
+  /** Fails every call still waiting with `error` (the pool's fault), and refuses new ones. */
+  fail(error: unknown): void {
+    this.closedWith ??= error;
+    for (const p of this.pending.values()) {
+      if (p.timer !== null) clearTimeout(p.timer);
+      p.reject(error);
+    }
+    this.pending.clear();
+  }
+
+  /** Takes no new calls' answers past those in flight: closes once they are all answered. */
+  closeWhenIdle(closed: () => void): void {
+    this.onIdle = () => {
+      this.close();
+      closed();
+    };
+    if (this.pending.size === 0) this.onIdle();
+  }
+
+  close(): void {
+    this.fail(new ChannelError("closed", "the executor channel was closed"));
+    this.socket.close();
+    void this.agent.destroy().catch(() => undefined);
+  }
+
+  private request(header: Record<string, unknown>, payload: string, timeoutMs: number | undefined): Promise<Frame> {
+    if (this.closedWith !== null) return Promise.reject(this.closedWith instanceof Error ? this.closedWith : new ChannelError("closed", "the executor channel closed"));
+    const id = this.nextId++;
+    return new Promise<Frame>((resolve, reject) => {
+      const timer =
+        timeoutMs === undefined
+          ? null
+          : setTimeout(() => {
+              this.pending.delete(id);
+              reject(new ChannelError("deadline", "the operation ran past its deadline"));
+              if (this.onIdle !== null && this.pending.size === 0) this.onIdle();
+            }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.send({ ...header, id }, payload);
+    });
+  }
+
+  private send(header: Record<string, unknown>, payload: Buffer | string): void {
+    const head = Buffer.from(JSON.stringify(header));
+    const body = typeof payload === "string" ? Buffer.from(payload) : payload;
+    if (4 + head.length + body.length > MAX_FRAME_BYTES) throw new Error("an executor channel frame is over 32 MiB");
+    const frame = Buffer.allocUnsafe(4 + head.length + body.length);
+    frame.writeUInt32BE(head.length, 0);
+    head.copy(frame, 4);
+    body.copy(frame, 4 + head.length);
+    this.socket.send(frame);
+  }
+
+  private receive(data: Buffer): void {
+    const length = data.readUInt32BE(0);
+    const header = JSON.parse(data.toString("utf8", 4, 4 + length)) as Record<string, unknown>;
+    const payload = data.subarray(4 + length);
+    if (header.t === "bind") {
+      void this.bind(header, payload);
+      return;
+    }
+    const id = Number(header.id);
+    const pending = this.pending.get(id);
+    if (pending === undefined) return; // past its deadline: the caller has been answered already
+    this.pending.delete(id);
+    if (pending.timer !== null) clearTimeout(pending.timer);
+    pending.resolve({ header, payload });
+    if (this.onIdle !== null && this.pending.size === 0) this.onIdle();
+  }
+
+  private async bind(header: Record<string, unknown>, payload: Buffer): Promise<void> {
+    const str = (value: unknown) => (typeof value === "string" ? value : undefined);
+    const reply = await this.bindings({
+      invocation: str(header.invocation) ?? "",
+      appId: str(header.appId) ?? "",
+      path: str(header.path) ?? "",
+      ...(str(header.key) === undefined ? {} : { key: str(header.key) }),
+      ...(str(header.contentType) === undefined ? {} : { contentType: str(header.contentType) }),
+      payload,
+    });
+    if (this.closedWith !== null) return;
+    this.send({ t: "reply", id: header.id, status: reply.status, contentType: reply.contentType }, reply.body);
+  }
+}

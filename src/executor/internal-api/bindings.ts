@@ -1,0 +1,182 @@
+import { apiError, ApiError, recovery } from "../../errors/index.ts";
+import { secretRedactor } from "../../domain/secrets/redact.ts";
+import type { Invocation, Invocations } from "../invocations.ts";
+import type { Capability } from "../types.ts";
+import type { LogSink, SecretsSource, StorageBackend } from "./backends.ts";
+
+/** One value plus framing; a longer payload is refused before any storage work. */
+export const MAX_BINDING_PAYLOAD = 10 * 1024 * 1024 + 64 * 1024;
+
+/** A binding call as it arrives over the executor channel from the app's session. */
+export interface BindingCall {
+  /** The invocation id the app was handed; the only thing that names whose data is touched. */
+  invocation: string;
+  /** The app the calling isolate belongs to, as the supervisor knows it (a second check). */
+  appId: string;
+  path: string;
+  key?: string;
+  contentType?: string;
+  payload: Buffer;
+}
+
+export interface BindingReply {
+  status: number;
+  contentType: string;
+  body: Buffer | string;
+}
+
+export interface BindingDeps {
+  invocations: Invocations;
+  storage: StorageBackend;
+  log: LogSink;
+  secrets?: SecretsSource;
+}
+
+type Handler = (inv: Invocation, call: BindingCall) => Promise<BindingReply>;
+
+interface Route {
+  cap: Capability;
+  write: boolean;
+  handler: Handler;
+}
+
+const json = (body: unknown, status = 200): BindingReply => ({ status, contentType: "application/json", body: JSON.stringify(body) });
+
+/**
+ * env.KV, env.BLOB and env.LOG on the Node side. Every call names an invocation; the app,
+ * revision and access level come from that record, never from the call. Never throws: a
+ * refusal is an error envelope with the kind's status, which the shim turns into a throw.
+ */
+export class BindingHandler {
+  private readonly routes: Record<string, Route | undefined>;
+
+  constructor(private readonly deps: BindingDeps) {
+    this.routes = buildRoutes(deps);
+  }
+
+  async handle(call: BindingCall): Promise<BindingReply> {
+    const invocation = this.deps.invocations.get(call.invocation);
+    try {
+      if (invocation?.appId !== call.appId) throw apiError("forbidden", "unknown or finished invocation");
+      return await this.run(invocation, call);
+    } catch (error) {
+      if (!(error instanceof ApiError)) return json({ ok: false, error: { kind: "capability_error", message: "the storage backend failed" } }, 502);
+      // Remember the first refusal: if the op then fails, the caller sees this, not a generic throw.
+      if (invocation !== undefined && invocation.refusal === null && invocation.appId === call.appId) invocation.refusal = error;
+      return json(error.toEnvelope(), error.status);
+    }
+  }
+
+  private async run(invocation: Invocation, call: BindingCall): Promise<BindingReply> {
+    const route = Object.hasOwn(this.routes, call.path) ? this.routes[call.path] : undefined;
+    if (route === undefined) throw apiError("not_found", `no binding ${call.path}`);
+    if (!invocation.caps.has(route.cap)) throw apiError("capability_denied", `this app does not import the ${route.cap} capability`);
+    if (route.write && invocation.access === "read") {
+      throw apiError("forbidden_write", `operation "${invocation.op}" is declared access: "read" and may not write to storage`, {
+        recovery: recovery.fixRouteLabel(invocation.op),
+      });
+    }
+    const length = call.payload.length;
+    if (length > MAX_BINDING_PAYLOAD) {
+      throw apiError("stored_value_too_large", `the value is about ${length} bytes; one stored value is at most 10485760`, {
+        recovery: recovery.shrink("payload", length, 10 * 1024 * 1024),
+      });
+    }
+    return route.handler(invocation, call);
+  }
+}
+
+function buildRoutes(deps: BindingDeps): Record<string, Route> {
+  const { storage, log } = deps;
+  // One secrets read per invocation, however many lines it logs.
+  const redactors = new WeakMap<Invocation, Promise<(text: string) => string>>();
+  const redactorOf = (inv: Invocation) => {
+    let pending = redactors.get(inv);
+    if (pending === undefined) {
+      pending = (deps.secrets?.forApp(inv.appId) ?? Promise.resolve({})).then(secretRedactor);
+      redactors.set(inv, pending);
+    }
+    return pending;
+  };
+  const body = (call: BindingCall): Record<string, unknown> => {
+    try {
+      const parsed: unknown = JSON.parse(call.payload.toString("utf8") || "{}");
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // fall through
+    }
+    throw apiError("invalid_request", "the binding sent a malformed body");
+  };
+  const listOptions = (b: Record<string, unknown>) => ({
+    prefix: b.prefix as string | undefined,
+    limit: b.limit as number | undefined,
+    cursor: b.cursor as string | null | undefined,
+  });
+  return {
+    "/kv/get": {
+      cap: "kv",
+      write: false,
+      handler: async (inv, call) => ({ status: 200, contentType: "application/json", body: (await storage.kvGet(inv.appId, body(call).key as string)) ?? "" }),
+    },
+    "/kv/set": {
+      cap: "kv",
+      write: true,
+      handler: async (inv, call) => {
+        await storage.kvSet(inv.appId, call.key ?? "", call.payload.toString("utf8"));
+        return json({ ok: true });
+      },
+    },
+    "/kv/delete": {
+      cap: "kv",
+      write: true,
+      handler: async (inv, call) => json({ deleted: await storage.kvDelete(inv.appId, body(call).key as string) }),
+    },
+    "/kv/list": {
+      cap: "kv",
+      write: false,
+      handler: async (inv, call) => json(await storage.kvList(inv.appId, listOptions(body(call)))),
+    },
+    "/blob/put": {
+      cap: "blob",
+      write: true,
+      handler: async (inv, call) => {
+        await storage.blobPut(inv.appId, call.key ?? "", call.payload, call.contentType ?? "application/octet-stream");
+        return json({ ok: true });
+      },
+    },
+    "/blob/get": {
+      cap: "blob",
+      write: false,
+      handler: async (inv, call) => {
+        const blob = await storage.blobGet(inv.appId, body(call).key as string);
+        return blob === null ? { status: 204, contentType: "", body: "" } : { status: 200, contentType: blob.contentType, body: blob.data };
+      },
+    },
+    "/blob/delete": {
+      cap: "blob",
+      write: true,
+      handler: async (inv, call) => json({ deleted: await storage.blobDelete(inv.appId, body(call).key as string) }),
+    },
+    "/blob/list": {
+      cap: "blob",
+      write: false,
+      handler: async (inv, call) => json(await storage.blobList(inv.appId, listOptions(body(call)))),
+    },
+    "/log/emit": {
+      cap: "log",
+      write: false,
+      handler: async (inv, call) => {
+        const b = body(call);
+        // Diag is readable by more than the app; an app logging its own secret must not publish it.
+        const redact = await redactorOf(inv);
+        const data = b.data === undefined ? undefined : (JSON.parse(redact(JSON.stringify(b.data))) as unknown);
+        log.emit(inv.appId, { level: text(b.level, "info"), message: redact(text(b.message, "")), data });
+        return json({ ok: true });
+      },
+    },
+  };
+}
+
+function text(value: unknown, fallback: string): string {
+  return typeof value === "string" ? value : value === undefined ? fallback : JSON.stringify(value);
+}
