@@ -2,11 +2,12 @@
 // against bare workerd serving the same trivial module directly, measured in the same run.
 // Run: npm run bench:op-call  (env: BENCH_SECONDS=2, BENCH_ROUNDS=3, BENCH_CONCURRENCY=8, DATABASE_URL for PG)
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { systemClock } from "../src/config/clock.ts";
+import { loadConfig } from "../src/config/config.ts";
 import { Activity, DiagRing } from "../src/domain/diagnostics/index.ts";
 import { Operations, type AppRecord } from "../src/domain/operations/index.ts";
 import { AppStorage } from "../src/domain/storage/index.ts";
@@ -29,11 +30,25 @@ interface Result {
   rps: number;
   p50: number;
   p99: number;
+  /** CPU per call, in microseconds: this Node process, and the workerd processes together. */
+  nodeUs: number;
+  workerdUs: number;
 }
 
-async function measure(call: () => Promise<unknown>): Promise<Result> {
+/** CPU time processes have used so far, in microseconds (Linux /proc; clock ticks of 10 ms). */
+function cpuOf(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => {
+    const fields = (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] ?? "").split(" ");
+    return sum + (Number(fields[11]) + Number(fields[12])) * 10_000;
+  }, 0);
+}
+
+async function measure(call: () => Promise<unknown>, workerdPids: () => readonly number[]): Promise<Result> {
   for (let i = 0; i < 100; i++) await call(); // warm up
   const latencies: number[] = [];
+  const node0 = process.cpuUsage();
+  const pids = workerdPids();
+  const workerd0 = cpuOf(pids);
   const end = performance.now() + SECONDS * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -44,17 +59,21 @@ async function measure(call: () => Promise<unknown>): Promise<Result> {
       }
     }),
   );
+  const node = process.cpuUsage(node0);
+  const workerd = cpuOf(pids) - workerd0;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { rps: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99) };
+  const n = Math.max(1, latencies.length);
+  return { rps: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99), nodeUs: (node.user + node.system) / n, workerdUs: workerd / n };
 }
 
 function medianOf(results: Result[]): Result {
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  return { rps: median(results.map((r) => r.rps)), p50: median(results.map((r) => r.p50)), p99: median(results.map((r) => r.p99)) };
+  const of = (pick: (r: Result) => number) => median(results.map(pick));
+  return { rps: of((r) => r.rps), p50: of((r) => r.p50), p99: of((r) => r.p99), nodeUs: of((r) => r.nodeUs), workerdUs: of((r) => r.workerdUs) };
 }
 
-async function bareWorkerd(dir: string): Promise<{ call: () => Promise<unknown>; stop: () => void }> {
+async function bareWorkerd(dir: string): Promise<{ call: () => Promise<unknown>; pid: number | undefined; stop: () => void }> {
   writeFileSync(join(dir, "trivial.js"), TRIVIAL);
   const socket = join(dir, "bare.sock");
   writeFileSync(
@@ -74,6 +93,7 @@ const config :Workerd.Config = (
   });
   const agent = new Agent({ connect: { socketPath: socket } });
   return {
+    pid: child.pid,
     call: async () => {
       const res = await request("http://bare/api/op", { dispatcher: agent, method: "POST", body: "{}", headers: { "content-type": "application/json" } });
       return res.body.json();
@@ -99,7 +119,7 @@ async function main(): Promise<void> {
   await migrate(store);
   const code = new BenchCode();
   const diag = new DiagRing(systemClock);
-  const executor = await Executor.start({ dataDir: dir, processes: Number(process.env.EXECUTORS ?? 1), code, storage: new AppStorage(store, systemClock), log: diag, clock: systemClock });
+  const executor = await Executor.start({ dataDir: dir, processes: loadConfig(process.env).executors, code, storage: new AppStorage(store, systemClock), log: diag, clock: systemClock });
   const ops = new Operations(executor, diag, new Activity(store.db, systemClock), systemClock, "http://bench.invalid");
   const bare = await bareWorkerd(dir);
   try {
@@ -116,7 +136,11 @@ async function main(): Promise<void> {
     // each figure is the median over rounds.
     const rounds: { baseline: Result; trivial: Result; kv: Result }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      rounds.push({ baseline: await measure(bare.call), trivial: await measure(call(trivialApp)), kv: await measure(call(kvApp)) });
+      rounds.push({
+        baseline: await measure(bare.call, () => (bare.pid === undefined ? [] : [bare.pid])),
+        trivial: await measure(call(trivialApp), () => executor.pool.pids()),
+        kv: await measure(call(kvApp), () => executor.pool.pids()),
+      });
     }
     const baseline = medianOf(rounds.map((r) => r.baseline));
     const trivial = medianOf(rounds.map((r) => r.trivial));
@@ -131,7 +155,8 @@ async function main(): Promise<void> {
     }
     firstCalls.sort((a, b) => a - b);
 
-    const row = (name: string, r: Result) => `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms`;
+    const row = (name: string, r: Result) =>
+      `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   CPU/call: node ${r.nodeUs.toFixed(0)} µs, workerd ${r.workerdUs.toFixed(0)} µs`;
     console.log(`op-call benchmark: ${CONCURRENCY} concurrent, ${SECONDS} s each, median of ${ROUNDS} rounds, store ${store.dialect}`);
     console.log(row("bare workerd, trivial module", baseline));
     console.log(row("brickyard (a) trivial op", trivial));

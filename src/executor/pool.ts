@@ -28,6 +28,8 @@ export type PoolEvent =
 interface Inflight {
   appId: string;
   startedAt: number;
+  /** performance.now() at the start: progress is judged in real time, whatever the clock. */
+  since: number;
 }
 
 /** A live process and what the pool knows about it. */
@@ -41,6 +43,8 @@ interface Member {
   evictions: number;
   calls: number;
   rotating: boolean;
+  /** performance.now() when a call last finished here: a process that stopped may be blocked. */
+  lastDone: number;
   /** One signal for all of the process's calls: a fault fails every one of them anyway. */
   abort: AbortController;
   inflight: Set<Inflight>;
@@ -62,6 +66,8 @@ interface Slot {
   suspects: Set<string>;
   /** Held while a suspect's probation call runs alone on the process. */
   exclusive: Promise<void> | null;
+  /** Calls placed on this slot and not yet answered, counted from placement on. */
+  load: number;
 }
 
 /**
@@ -86,7 +92,7 @@ export class ExecutorPool {
     private readonly quarantine: Quarantine,
     private readonly bundle: (appId: string, revision: number) => Promise<CodeBundle | null>,
   ) {
-    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false, suspects: new Set(), exclusive: null }));
+    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false, suspects: new Set(), exclusive: null, load: 0 }));
   }
 
   async start(): Promise<void> {
@@ -106,7 +112,16 @@ export class ExecutorPool {
     if (left > 0) {
       throw new ExecutorFault("quarantined", "not_started", `this app took an executor down and is quarantined for ${Math.ceil(left / 1000)} s more`);
     }
-    const slot = this.slotFor(call.appId);
+    const slot = this.placeFor(call.appId);
+    slot.load += 1;
+    try {
+      return await this.place(slot, call);
+    } finally {
+      slot.load -= 1;
+    }
+  }
+
+  private async place(slot: Slot, call: ExecutorCall): Promise<ExecutorOutcome> {
     while (slot.exclusive !== null) await slot.exclusive;
     if (!slot.suspects.has(call.appId)) return this.run(slot, call);
     let release = () => undefined as void;
@@ -135,7 +150,7 @@ export class ExecutorPool {
     // First call of this isolate in this process: send the code along, saving the supervisor a
     // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
     const code = member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null);
-    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now() };
+    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now() };
     member.inflight.add(entry);
     member.isolates.begin(key, entry.startedAt);
     if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(slot, member, this.o.maxIsolatesPerProcess, 0);
@@ -166,6 +181,7 @@ export class ExecutorPool {
       throw new ExecutorFault("crashed", "may_have_run", `the executor connection failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       member.inflight.delete(entry);
+      member.lastDone = performance.now();
       member.isolates.end(key);
       if (member.inflight.size === 0) for (const wake of member.idleWaiters.splice(0)) wake();
       if (member.retiring && member.inflight.size === 0) member.proc.kill();
@@ -190,9 +206,31 @@ export class ExecutorPool {
     return this.slots.reduce((sum, s) => sum + (s.current?.proc.rssBytes() ?? 0), 0);
   }
 
+  /** Process ids of the live processes (the benchmark reads their CPU time). */
+  pids(): number[] {
+    return this.slots.flatMap((s) => (s.current?.proc.pid === undefined ? [] : [s.current.proc.pid]));
+  }
+
   /** The live process of a slot (tests kill it to prove restarts). */
   processOf(appId: string): WorkerdProcess | null {
     return this.slotFor(appId).current?.proc ?? null;
+  }
+
+  /**
+   * The app's own slot or, while that process is busy, a second one its id also hashes to (two
+   * choices): a hot app then gets the threads of two processes, and its isolate is loaded in
+   * both. Only between processes whose calls keep finishing: one that stopped may be held by a
+   * runaway, and spilling onto it, or away from a process it blocks, would spread the damage.
+   */
+  private placeFor(appId: string): Slot {
+    const primary = this.slotFor(appId);
+    const p = primary.current;
+    if (this.slots.length < 2 || p === null || primary.exclusive !== null || primary.suspects.has(appId) || primary.load < SPILL_AT) return primary;
+    const secondary = this.slots[(primary.index + 1 + (fnv1a(`${appId}#2`) % (this.slots.length - 1))) % this.slots.length];
+    const s = secondary?.current ?? null;
+    if (secondary === undefined || s === null || s.faulted || secondary.exclusive !== null || secondary.suspects.has(appId)) return primary;
+    if (secondary.load + 1 >= primary.load) return primary;
+    return moving(p) && moving(s) ? secondary : primary;
   }
 
   private slotFor(appId: string): Slot {
@@ -234,6 +272,7 @@ export class ExecutorPool {
       evictions: 0,
       calls: 0,
       rotating: false,
+      lastDone: performance.now(),
       abort,
       inflight: new Set(),
       isolates: new IsolateTable(),
@@ -376,9 +415,21 @@ export class ExecutorPool {
   }
 }
 
+/** A hot app spills onto its second process from this many calls in flight on its first. */
+const SPILL_AT = 2;
+/** A process with calls in flight and none finished for this long is not spilled onto or from. */
+const PROGRESS_MS = 50;
+
 /** A channel is replaced after this many isolate evictions or calls (see rotate()). */
 const CHANNEL_MAX_EVICTIONS = 32;
 const CHANNEL_MAX_CALLS = 100_000;
+
+/** A process is moving when it is idle, finished a call lately, or its oldest call is young. */
+function moving(m: Member): boolean {
+  const now = performance.now();
+  const oldest = m.inflight.values().next().value;
+  return oldest === undefined || now - m.lastDone < PROGRESS_MS || now - oldest.since < PROGRESS_MS;
+}
 
 /** FNV-1a: stable across processes and restarts, unlike anything keyed on object identity. */
 function fnv1a(text: string): number {

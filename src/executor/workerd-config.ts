@@ -58,7 +58,7 @@ const config :Workerd.Config = (
           (name = "egress.js", esModule = embed ${q(o.egressFile)}),
         ],
         compatibilityDate = ${q(o.compatibilityDate)},
-        compatibilityFlags = ["experimental", "enable_ctx_exports"],
+        compatibilityFlags = ["experimental", "enable_ctx_exports", "no_web_socket_compression"],
         bindings = [
           (name = "LOADER", workerLoader = ()),
           (name = "INTERNAL", service = "internal"),
