@@ -126,7 +126,7 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     // Straight at the Node side of the bindings, as the supervisor would call it: no invocation,
     // a made-up one, one that ended, and a live one claimed by another app's isolate.
     const ask = async (invocation: string, appId = "iso-b") => {
-      const reply = await h.executor.bindings.handle({ invocation, appId, path: "/kv/get", payload: Buffer.from(JSON.stringify({ key: "secret" })) });
+      const reply = await h.executor.bindings.handle({ invocation, appId, path: "/kv/get", key: "secret", payload: Buffer.alloc(0) });
       return { status: reply.status, body: reply.body.toString() };
     };
     expect((await ask("")).status).toBe(403);

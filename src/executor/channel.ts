@@ -39,6 +39,8 @@ interface Frame {
   payload: Buffer;
 }
 
+const MAX_QUEUED_INVALIDATIONS = 1000;
+
 // workerd refuses a received message over 32 MiB; our largest (a 10 MiB value) is far below.
 const MAX_FRAME_BYTES = 32 * 1024 * 1024;
 
@@ -53,6 +55,9 @@ export class ExecutorChannel {
   private nextId = 0;
   private closedWith: unknown = null;
   private onIdle: (() => void) | null = null;
+  private invalidations: [string, string, number][] = [];
+  /** Set when the whole cache must go: the epoch of the newest write it may have missed. */
+  private staleAfter: number | null = null;
   /** Called once when the socket closes without close() having been called. */
   onClose: () => void = () => undefined;
 
@@ -96,6 +101,24 @@ export class ExecutorChannel {
       return { kind: "threw", message: typeof header.message === "string" ? header.message : "the operation threw", stack: typeof header.stack === "string" ? header.stack : "" };
     }
     return { kind: "response", status: Number(header.status), contentType: typeof header.contentType === "string" ? header.contentType : "", body: text };
+  }
+
+  /**
+   * A committed KV write the process's read cache must drop. It rides on the next frame sent
+   * here, which is before any op call that starts after it (a run is a frame too) and before the
+   * writer's own reply; a separate message per write cost each process more than the write.
+   */
+  invalidate(appId: string, key: string, epoch: number): void {
+    if (this.staleAfter !== null) {
+      this.staleAfter = epoch;
+      return;
+    }
+    this.invalidations.push([appId, key, epoch]);
+    // A process nobody called for a while: drop its whole cache rather than queue without end.
+    if (this.invalidations.length > MAX_QUEUED_INVALIDATIONS) {
+      this.invalidations = [];
+      this.staleAfter = epoch;
+    }
   }
 
   /** Drops an isolate (abortIsolate inside it); resolves once the supervisor has let go of it. */
@@ -146,6 +169,14 @@ export class ExecutorChannel {
   }
 
   private send(header: Record<string, unknown>, payload: Buffer | string): void {
+    if (this.invalidations.length > 0) {
+      header.kv = this.invalidations;
+      this.invalidations = [];
+    }
+    if (this.staleAfter !== null) {
+      header.kvAll = this.staleAfter;
+      this.staleAfter = null;
+    }
     const head = Buffer.from(JSON.stringify(header));
     const body = typeof payload === "string" ? Buffer.from(payload) : payload;
     if (4 + head.length + body.length > MAX_FRAME_BYTES) throw new Error("an executor channel frame is over 32 MiB");
@@ -184,6 +215,6 @@ export class ExecutorChannel {
       payload,
     });
     if (this.closedWith !== null) return;
-    this.send({ t: "reply", id: header.id, status: reply.status, contentType: reply.contentType }, reply.body);
+    this.send({ t: "reply", id: header.id, status: reply.status, contentType: reply.contentType, epoch: reply.epoch }, reply.body);
   }
 }

@@ -24,6 +24,12 @@ export interface ExecutorOptions {
   /** Tests only: loopback fixtures served as public origins (see EgressConfig). */
   egressTestOverrides?: EgressConfig["testOverrides"];
   storage: StorageBackend;
+  /**
+   * Let each workerd process cache KV reads. Only where this process is the only writer (the
+   * SQLite store): coherence rests on its invalidations reaching every process before a write is
+   * answered, and a second instance's writes would not send any.
+   */
+  kvReadCache?: boolean;
   log: LogSink;
   clock: Clock;
   tuning?: Partial<ExecutorTuning>;
@@ -81,17 +87,23 @@ export class Executor {
     // through it and nothing else on the machine should.
     const dir = mkdtempSync(join(o.dataDir, "executor-"));
     chmodSync(dir, 0o700);
-    for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
+    for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js", "kv-cache.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
     const egress: EgressConfig = { key: randomBytes(32).toString("base64url"), ...(o.egressTestOverrides ? { testOverrides: o.egressTestOverrides } : {}) };
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();
     const code = new CodeCache(o.code);
     const api = new InternalApi(internalSocketPath, { invocations, code, log: o.log, secrets: o.secrets, egressKey: egress.key });
-    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets });
+    // Counts committed KV writes; a read reply carries it so the cache can tell stale from fresh.
+    let kvEpoch = 0;
+    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, ...(o.kvReadCache === true ? { kvEpoch: () => kvEpoch } : {}) });
     const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes, egress, bindings: (call) => bindings.handle(call) };
     const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
+    if (o.kvReadCache === true) {
+      // Called right after the commit, before the writer is answered.
+      o.storage.onKvChange((appId, key) => pool.invalidate(appId, key, ++kvEpoch));
+    }
     const executor = new Executor(invocations, bindings, pool, api, dir);
     try {
       await api.listen();

@@ -206,6 +206,11 @@ export class ExecutorPool {
     return this.slots.reduce((sum, s) => sum + (s.current?.proc.rssBytes() ?? 0), 0);
   }
 
+  /** Tells every process's KV read cache that a write to (app, key) committed (see channel.ts). */
+  invalidate(appId: string, key: string, epoch: number): void {
+    for (const member of this.members) for (const channel of member.channels) channel.invalidate(appId, key, epoch);
+  }
+
   /** Process ids of the live processes (the benchmark reads their CPU time). */
   pids(): number[] {
     return this.slots.flatMap((s) => (s.current?.proc.pid === undefined ? [] : [s.current.proc.pid]));

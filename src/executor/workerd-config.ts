@@ -56,6 +56,7 @@ const config :Workerd.Config = (
         modules = [
           (name = "supervisor.js", esModule = embed ${q(o.supervisorFile)}),
           (name = "egress.js", esModule = embed ${q(o.egressFile)}),
+          (name = "kv-cache.js", esModule = embed "kv-cache.worker.js"),
         ],
         compatibilityDate = ${q(o.compatibilityDate)},
         compatibilityFlags = ["experimental", "enable_ctx_exports", "no_web_socket_compression"],

@@ -38,12 +38,16 @@ export class WriteBatcher {
         done: () => resolve(value),
         fail: reject,
       });
-      if (!this.flushing) void this.flush();
+      // The check phase, not now: writes that arrived in this same turn (binding calls come
+      // several to a socket read) share the first commit instead of waiting for the second.
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
+      }
     });
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH);
       const settle: (() => void)[] = [];

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
-import { lockUsageRow, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { lockUsageRow, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
@@ -19,6 +19,27 @@ export interface StoredBlob {
 export class AppStorage {
   private readonly batcher: WriteBatcher;
   private readonly changeHooks: ((appId: string, key: string) => void)[] = [];
+  // The queries every KV call of an op runs, compiled once for this store (see PreparedQuery).
+  private readonly q = {
+    kvGet: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_kv").select("value").where("app_id", "=", appId).where("key", "=", key)),
+    usage: new PreparedQuery(1, (db, appId: string) => db.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId)),
+    addUsage: new PreparedQuery(2, (db, delta: number, appId: string) =>
+      db
+        .updateTable("app_storage_usage")
+        .set({ bytes: sql<number>`bytes + ${delta}` })
+        .where("app_id", "=", appId),
+    ),
+    oldSize: {
+      app_kv: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_kv").select("size").where("app_id", "=", appId).where("key", "=", key)),
+      app_blobs: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_blobs").select("size").where("app_id", "=", appId).where("key", "=", key)),
+    },
+    kvUpsert: new PreparedQuery(5, (db, appId: string, key: string, value: string, size: number, now: number) =>
+      db
+        .insertInto("app_kv")
+        .values({ app_id: appId, key, value, size, updated_at: now })
+        .onConflict((oc) => oc.columns(["app_id", "key"]).doUpdateSet((eb) => ({ value: eb.ref("excluded.value"), size: eb.ref("excluded.size"), updated_at: eb.ref("excluded.updated_at") }))),
+    ),
+  };
 
   constructor(
     private readonly store: Store,
@@ -37,7 +58,7 @@ export class AppStorage {
   }
 
   async kvGet(appId: string, key: string): Promise<string | null> {
-    const row = await this.store.db.selectFrom("app_kv").select("value").where("app_id", "=", appId).where("key", "=", checkKey(key)).executeTakeFirst();
+    const row = await this.q.kvGet.takeFirst(this.store.db, appId, checkKey(key));
     return row?.value ?? null;
   }
 
@@ -47,12 +68,7 @@ export class AppStorage {
     const size = Buffer.byteLength(json);
     checkValueSize(size);
     await this.write("app_kv", appId, key, size, async (trx) => {
-      const now = this.clock.now();
-      await trx
-        .insertInto("app_kv")
-        .values({ app_id: appId, key, value: json, size, updated_at: now })
-        .onConflict((oc) => oc.columns(["app_id", "key"]).doUpdateSet({ value: json, size, updated_at: now }))
-        .execute();
+      await this.q.kvUpsert.execute(trx, appId, key, json, size, this.clock.now());
     });
     this.changed(appId, key);
   }
@@ -115,17 +131,25 @@ export class AppStorage {
 
   private async write(table: ValueTable, appId: string, key: string, size: number, upsert: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
     await this.batcher.run(async (trx) => {
-      const used = await lockUsageRow(trx, this.store.dialect, appId);
-      const old = await trx.selectFrom(table).select("size").where("app_id", "=", appId).where("key", "=", key).executeTakeFirst();
+      const used = await this.lockUsage(trx, appId);
+      const old = await this.q.oldSize[table].takeFirst(trx, appId, key);
       const freed = old === undefined ? 0 : Number(old.size);
       if (used - freed + size > APP_CAP_BYTES) storageFull(used, size, freed);
-      await trx
-        .updateTable("app_storage_usage")
-        .set({ bytes: sql<number>`bytes + ${size - freed}` })
-        .where("app_id", "=", appId)
-        .execute();
+      await this.q.addUsage.execute(trx, size - freed, appId);
       await upsert(trx);
     });
+  }
+
+  /**
+   * The app's bytes used, its usage row locked for the transaction. On SQLite the batch's
+   * transaction is the lock, so an existing row needs only reading.
+   */
+  private async lockUsage(trx: Transaction<Database>, appId: string): Promise<number> {
+    if (this.store.dialect === "sqlite") {
+      const row = await this.q.usage.takeFirst(trx, appId);
+      if (row !== undefined) return Number(row.bytes);
+    }
+    return lockUsageRow(trx, this.store.dialect, appId);
   }
 
   private async remove(table: ValueTable, appId: string, key: string): Promise<boolean> {

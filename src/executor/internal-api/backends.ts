@@ -10,6 +10,8 @@ export interface StorageBackend {
   blobGet(appId: string, key: string): Promise<StoredBlob | null>;
   blobDelete(appId: string, key: string): Promise<boolean>;
   blobList(appId: string, options: ListOptions): Promise<ListPage>;
+  /** Called after each committed KV write or delete, before the writer is answered. */
+  onKvChange(hook: (appId: string, key: string) => void): void;
 }
 
 /** Where env.LOG lines go (the diag ring buffer). */

@@ -23,6 +23,8 @@ export interface BindingReply {
   status: number;
   contentType: string;
   body: Buffer | string;
+  /** On KV reads when the read cache is on: the write count seen before reading. */
+  epoch?: number;
 }
 
 export interface BindingDeps {
@@ -30,6 +32,8 @@ export interface BindingDeps {
   storage: StorageBackend;
   log: LogSink;
   secrets?: SecretsSource;
+  /** Present when workerd caches KV reads (see Executor): committed KV writes so far. */
+  kvEpoch?: () => number;
 }
 
 type Handler = (inv: Invocation, call: BindingCall) => Promise<BindingReply>;
@@ -116,7 +120,12 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
     "/kv/get": {
       cap: "kv",
       write: false,
-      handler: async (inv, call) => ({ status: 200, contentType: "application/json", body: (await storage.kvGet(inv.appId, body(call).key as string)) ?? "" }),
+      handler: async (inv, call) => {
+        // Sampled before the read: a write that commits after it carries a higher epoch.
+        const epoch = deps.kvEpoch?.();
+        const value = await storage.kvGet(inv.appId, call.key ?? "");
+        return { status: 200, contentType: "application/json", body: value ?? "", ...(epoch === undefined ? {} : { epoch }) };
+      },
     },
     "/kv/set": {
       cap: "kv",

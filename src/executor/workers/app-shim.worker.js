@@ -76,7 +76,7 @@ function makeEnv(env, bindings, invocation) {
   if (env.CAPS.includes("kv")) {
     out.KV = Object.freeze({
       async get(key) {
-        const body = text(await call("/kv/get", JSON.stringify({ key })));
+        const body = text(await call("/kv/get", "", { key }));
         return body === "" ? null : JSON.parse(body);
       },
       async set(key, value) {

@@ -8,6 +8,7 @@
 // context over the session's Bindings stub and go on to Node over the same channel.
 
 import { RpcTarget } from "cloudflare:workers";
+import { KvCache } from "./kv-cache.js";
 
 export { Egress } from "./egress.js";
 
@@ -64,6 +65,9 @@ class Channel {
     this.sessions = new Map();
     /** binding call id → resolve */
     this.waiting = new Map();
+    /** invocation id → app id, for the op calls running here now (cache hits check it) */
+    this.running = new Map();
+    this.cache = new KvCache();
     this.nextId = 0;
   }
 
@@ -73,10 +77,13 @@ class Channel {
 
   receive(data) {
     const { header, payload } = decode(data);
+    // KV writes committed since Node last wrote here; dropped before anything in this frame runs.
+    if (header.kvAll !== undefined) this.cache.clear(header.kvAll);
+    for (const [appId, key, epoch] of header.kv ?? []) this.cache.invalidate(appId, key, epoch);
     if (header.t === "reply") {
       const resolve = this.waiting.get(header.id);
       this.waiting.delete(header.id);
-      resolve?.({ status: header.status, contentType: header.contentType ?? "", body: payload });
+      resolve?.({ status: header.status, contentType: header.contentType ?? "", body: payload, epoch: header.epoch });
     } else if (header.t === "run") {
       void this.run(header, payload);
     } else if (header.t === "evict") {
@@ -104,7 +111,7 @@ class Channel {
       const worker = this.env.LOADER.get(key, async () => this.workerCode(header.caps, header.code ?? (await this.fetchCode(header.invocation))));
       const entry = worker.getEntrypoint("Shim");
       // An RpcPromise, awaited once; the handles are released explicitly in drop().
-      const session = entry.open(new Bindings(this, header.appId)).then((stub) => stub);
+      const session = entry.open(new Bindings(this, header.appId, header.caps)).then((stub) => stub);
       held = { worker, entry, session };
       this.sessions.set(key, held);
     }
@@ -125,6 +132,7 @@ class Channel {
   async run(header, payload) {
     const { id, key } = header;
     let result;
+    this.running.set(header.invocation, header.appId);
     try {
       const session = await this.session(key, header);
       result = await session.run(header.op, header.headers, payload);
@@ -134,6 +142,7 @@ class Channel {
       void this.drop(key);
       result = { outcome: "threw", message: String(error?.message ?? error), stack: String(error?.stack ?? "") };
     }
+    this.running.delete(header.invocation);
     const { body, ...rest } = result;
     this.send({ ...rest, t: "result", id }, body ?? "");
   }
@@ -178,14 +187,29 @@ class Channel {
 class Bindings extends RpcTarget {
   #channel;
   #appId;
+  #kv;
 
-  constructor(channel, appId) {
+  constructor(channel, appId, caps) {
     super();
     this.#channel = channel;
     this.#appId = appId;
+    this.#kv = caps.includes("kv");
   }
 
   call(header, payload) {
-    return this.#channel.bind(this.#appId, { invocation: String(header.invocation), path: String(header.path), key: header.key, contentType: header.contentType }, payload);
+    const call = { invocation: String(header.invocation), path: String(header.path), key: header.key, contentType: header.contentType };
+    const channel = this.#channel;
+    const appId = this.#appId;
+    // A cached read answers only what Node would: a live op call of this app, which imports KV.
+    if (call.path !== "/kv/get" || typeof call.key !== "string" || !this.#kv || channel.running.get(call.invocation) !== appId) {
+      return channel.bind(appId, call, payload);
+    }
+    const hit = channel.cache.get(appId, call.key);
+    if (hit !== undefined) return { status: 200, contentType: "application/json", body: hit };
+    return channel.bind(appId, call, payload).then((reply) => {
+      // Node sends an epoch only when the cache is on (a single instance owns the data).
+      if (reply.status === 200 && typeof reply.epoch === "number") channel.cache.put(appId, call.key, reply.body, reply.epoch);
+      return { status: reply.status, contentType: reply.contentType, body: reply.body };
+    });
   }
 }
