@@ -6,8 +6,10 @@ const module = appModule({
   // `ms` first, so concurrent calls pile up and the app spills onto the second process.
   get: `async (i, env) => { await new Promise((r) => setTimeout(r, i.ms ?? 0)); return { value: await env.KV.get(i.k), at: globalThis.isolateId ??= crypto.randomUUID() }; }`,
   set: `async (i, env) => { await env.KV.set(i.k, i.v); return true; }`,
+  // Read, write, read again in one call: the second read must see the call's own write.
+  bump: `async (i, env) => { const before = await env.KV.get(i.k); await env.KV.set(i.k, before + 1); const after = await env.KV.get(i.k); await env.KV.delete(i.k); return [before, after, await env.KV.get(i.k)]; }`,
 });
-const manifest = { routes: { get: { access: "read" as const }, set: {} }, capabilities: { imports: [KV] } };
+const manifest = { routes: { get: { access: "read" as const }, set: {}, bump: {} }, capabilities: { imports: [KV] } };
 
 /**
  * The KV read cache in each workerd process (SQLite stores only, where this instance is the
@@ -52,6 +54,12 @@ describe("executor: KV read cache stays coherent [sqlite]", () => {
       await racing;
       for (const r of await readEverywhere(app, "n")) expect(r.value).toBe(round);
     }
+  });
+
+  it("shows a call its own writes and deletes at once", async () => {
+    const app = publish("cache-own");
+    await h.call(app, "set", { k: "n", v: 41 });
+    expect(await h.call(app, "bump", { k: "n" })).toEqual([41, 42, null]);
   });
 
   it("keeps apps apart in the cache", async () => {

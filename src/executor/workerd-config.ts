@@ -56,7 +56,6 @@ const config :Workerd.Config = (
         modules = [
           (name = "supervisor.js", esModule = embed ${q(o.supervisorFile)}),
           (name = "egress.js", esModule = embed ${q(o.egressFile)}),
-          (name = "kv-cache.js", esModule = embed "kv-cache.worker.js"),
         ],
         compatibilityDate = ${q(o.compatibilityDate)},
         compatibilityFlags = ["experimental", "enable_ctx_exports", "no_web_socket_compression"],
@@ -64,6 +63,7 @@ const config :Workerd.Config = (
           (name = "LOADER", workerLoader = ()),
           (name = "INTERNAL", service = "internal"),
           (name = "SHIM", text = embed ${q(o.shimFile)}),
+          (name = "KV_CACHE", text = embed "kv-cache.worker.js"),
           (name = "COMPATIBILITY_DATE", text = ${q(o.compatibilityDate)}),
           (name = "INTERNET", service = "internet"),
           (name = "EGRESS_KEY", text = ${q(o.egress.key)}),

@@ -111,6 +111,11 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
     }
     throw apiError("invalid_request", "the binding sent a malformed body");
   };
+  // After a write: at least its own epoch, so the writer's isolate cache drops what it had.
+  const withEpoch = (reply: BindingReply): BindingReply => {
+    const epoch = deps.kvEpoch?.();
+    return epoch === undefined ? reply : { ...reply, epoch };
+  };
   const listOptions = (b: Record<string, unknown>) => ({
     prefix: b.prefix as string | undefined,
     limit: b.limit as number | undefined,
@@ -132,13 +137,13 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       write: true,
       handler: async (inv, call) => {
         await storage.kvSet(inv.appId, call.key ?? "", call.payload.toString("utf8"));
-        return json({ ok: true });
+        return withEpoch(json({ ok: true }));
       },
     },
     "/kv/delete": {
       cap: "kv",
       write: true,
-      handler: async (inv, call) => json({ deleted: await storage.kvDelete(inv.appId, body(call).key as string) }),
+      handler: async (inv, call) => withEpoch(json({ deleted: await storage.kvDelete(inv.appId, body(call).key as string) })),
     },
     "/kv/list": {
       cap: "kv",

@@ -2,7 +2,9 @@
 // session per isolate and runs every op call through it: the session builds the app's env from
 // the capabilities it imported, bound to that call's invocation id, and reports a throw.
 import app from "./app.js";
+import { KvCache } from "./brickyard-kv-cache.js";
 import { abortIsolate, RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
+
 
 export class Shim extends WorkerEntrypoint {
   open(bindings) {
@@ -26,6 +28,9 @@ class Session extends RpcTarget {
   #bindings;
   #env;
   #ctx;
+  // KV reads of this app, at most 256 KiB. Per session, not per isolate: the invalidations a
+  // session is handed come over its own channel, so a new session must not trust an old cache.
+  #cache = new KvCache(256 * 1024, 2000);
 
   constructor(bindings, env, ctx) {
     super();
@@ -40,9 +45,14 @@ class Session extends RpcTarget {
     this.#bindings[Symbol.dispose]();
   }
 
-  async run(op, headers, body) {
+  async run(op, headers, body, invalidations) {
+    // Writes committed elsewhere before this call began: this op must not read around them.
+    const cache = this.#cache;
+    if (invalidations.clear !== null) cache.clear(invalidations.clear);
+    for (const [key, epoch] of invalidations.keys) cache.invalidate("", key, epoch);
     const request = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body });
-    const appEnv = makeEnv(this.#env, this.#bindings, headers["x-svc-invocation"] ?? "");
+    const live = { done: false };
+    const appEnv = makeEnv(this.#env, this.#bindings, headers["x-svc-invocation"] ?? "", cache, live);
     try {
       if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
       const res = await app.fetch(request, appEnv, this.#ctx);
@@ -51,11 +61,14 @@ class Session extends RpcTarget {
     } catch (error) {
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       return { outcome: "threw", message, stack: String(error?.stack ?? "") };
+    } finally {
+      // Node refuses a finished invocation's binding calls; cached reads must refuse them too.
+      live.done = true;
     }
   }
 }
 
-function makeEnv(env, bindings, invocation) {
+function makeEnv(env, bindings, invocation, cache, live) {
   async function call(path, payload, extra = {}) {
     const res = await bindings.call({ invocation, path, ...extra }, payload ?? "");
     if (res.status >= 200 && res.status < 300) return res;
@@ -71,20 +84,35 @@ function makeEnv(env, bindings, invocation) {
     throw error;
   }
   const text = (res) => decoder.decode(res.body);
+  // This isolate's own write: a read that started before it must not be cached after it.
+  const written = (key, res) => {
+    if (typeof res.epoch === "number") cache.invalidate("", String(key), res.epoch);
+  };
   const json = async (path, payload) => JSON.parse(text(await call(path, JSON.stringify(payload))));
   const out = { ...env.VARS };
   if (env.CAPS.includes("kv")) {
     out.KV = Object.freeze({
       async get(key) {
-        const body = text(await call("/kv/get", "", { key }));
+        let bytes = typeof key === "string" && !live.done ? cache.get("", key) : undefined;
+        if (bytes === undefined) {
+          const res = await call("/kv/get", "", { key });
+          // Node sends an epoch only when the cache is on (this instance is the only writer).
+          if (typeof res.epoch === "number") cache.put("", key, res.body, res.epoch);
+          bytes = res.body;
+        }
+        const body = decoder.decode(bytes);
         return body === "" ? null : JSON.parse(body);
       },
       async set(key, value) {
         const body = JSON.stringify(value);
         if (body === undefined) throw new TypeError("KV values must be JSON-serializable");
-        await call("/kv/set", body, { key: String(key) });
+        written(key, await call("/kv/set", body, { key: String(key) }));
       },
-      delete: (key) => json("/kv/delete", { key }).then((r) => r.deleted),
+      async delete(key) {
+        const res = await call("/kv/delete", JSON.stringify({ key }));
+        written(key, res);
+        return JSON.parse(text(res)).deleted;
+      },
       list: (options = {}) => json("/kv/list", options),
     });
   }

@@ -6,9 +6,15 @@
 // on a live session costs a fraction of a fresh cross-isolate request, which is what made the
 // loader hop expensive. Binding calls (env.KV …) come back from the app isolate to this
 // context over the session's Bindings stub and go on to Node over the same channel.
+//
+// KV reads are cached inside each app isolate (kv-cache.worker.js, rules there). Node sends the
+// invalidations of committed writes with its next frame; this side hands each session the ones
+// for its app with its next op call, before the op runs.
+
+// A session not called for a while gets a full clear rather than an endless list.
+const MAX_PENDING_INVALIDATIONS = 256;
 
 import { RpcTarget } from "cloudflare:workers";
-import { KvCache } from "./kv-cache.js";
 
 export { Egress } from "./egress.js";
 
@@ -65,9 +71,8 @@ class Channel {
     this.sessions = new Map();
     /** binding call id → resolve */
     this.waiting = new Map();
-    /** invocation id → app id, for the op calls running here now (cache hits check it) */
-    this.running = new Map();
-    this.cache = new KvCache();
+    /** app id → the sessions of its isolates here (each revision and secrets version has one) */
+    this.appSessions = new Map();
     this.nextId = 0;
   }
 
@@ -77,9 +82,9 @@ class Channel {
 
   receive(data) {
     const { header, payload } = decode(data);
-    // KV writes committed since Node last wrote here; dropped before anything in this frame runs.
-    if (header.kvAll !== undefined) this.cache.clear(header.kvAll);
-    for (const [appId, key, epoch] of header.kv ?? []) this.cache.invalidate(appId, key, epoch);
+    // KV writes committed since Node last wrote here, queued before anything in this frame runs.
+    if (header.kvAll !== undefined) for (const held of this.sessions.values()) held.invalidations.clearAll(header.kvAll);
+    for (const [appId, key, epoch] of header.kv ?? []) for (const held of this.appSessions.get(appId) ?? []) held.invalidations.add(key, epoch);
     if (header.t === "reply") {
       const resolve = this.waiting.get(header.id);
       this.waiting.delete(header.id);
@@ -111,11 +116,14 @@ class Channel {
       const worker = this.env.LOADER.get(key, async () => this.workerCode(header.caps, header.code ?? (await this.fetchCode(header.invocation))));
       const entry = worker.getEntrypoint("Shim");
       // An RpcPromise, awaited once; the handles are released explicitly in drop().
-      const session = entry.open(new Bindings(this, header.appId, header.caps)).then((stub) => stub);
-      held = { worker, entry, session };
+      const session = entry.open(new Bindings(this, header.appId)).then((stub) => stub);
+      held = { appId: header.appId, worker, entry, session, invalidations: new Invalidations() };
       this.sessions.set(key, held);
+      let ofApp = this.appSessions.get(header.appId);
+      if (ofApp === undefined) this.appSessions.set(header.appId, (ofApp = new Set()));
+      ofApp.add(held);
     }
-    return held.session;
+    return held;
   }
 
   /** Releases everything this context holds of an isolate, so an evicted one can be freed. */
@@ -123,6 +131,9 @@ class Channel {
     const held = this.sessions.get(key);
     if (held === undefined) return;
     this.sessions.delete(key);
+    const ofApp = this.appSessions.get(held.appId);
+    ofApp?.delete(held);
+    if (ofApp?.size === 0) this.appSessions.delete(held.appId);
     const stub = await held.session.catch(() => null);
     stub?.[Symbol.dispose]?.();
     held.entry[Symbol.dispose]?.();
@@ -132,17 +143,16 @@ class Channel {
   async run(header, payload) {
     const { id, key } = header;
     let result;
-    this.running.set(header.invocation, header.appId);
     try {
-      const session = await this.session(key, header);
-      result = await session.run(header.op, header.headers, payload);
+      const held = this.session(key, header);
+      const session = await held.session;
+      result = await session.run(header.op, header.headers, payload, held.invalidations.take());
     } catch (error) {
       // Not the app's own throw (the shim catches those): the module failed to load or evaluate
       // (syntax error, top-level throw, no code), or the isolate went away. Start over next time.
       void this.drop(key);
       result = { outcome: "threw", message: String(error?.message ?? error), stack: String(error?.stack ?? "") };
     }
-    this.running.delete(header.invocation);
     const { body, ...rest } = result;
     this.send({ ...rest, t: "result", id }, body ?? "");
   }
@@ -158,7 +168,7 @@ class Channel {
     return {
       compatibilityDate: this.env.COMPATIBILITY_DATE,
       mainModule: "brickyard-shim.js",
-      modules: { "brickyard-shim.js": this.env.SHIM, "app.js": code.module },
+      modules: { "brickyard-shim.js": this.env.SHIM, "brickyard-kv-cache.js": this.env.KV_CACHE, "app.js": code.module },
       env: { CAPS: caps, VARS: code.vars ?? {} },
       // Every fetch() and connect() of the app goes through Egress, which knows what it declared.
       globalOutbound: this.ctx.exports.Egress({ props: { appId: code.appId, origins: code.origins ?? [] } }),
@@ -187,29 +197,37 @@ class Channel {
 class Bindings extends RpcTarget {
   #channel;
   #appId;
-  #kv;
 
-  constructor(channel, appId, caps) {
+  constructor(channel, appId) {
     super();
     this.#channel = channel;
     this.#appId = appId;
-    this.#kv = caps.includes("kv");
   }
 
   call(header, payload) {
-    const call = { invocation: String(header.invocation), path: String(header.path), key: header.key, contentType: header.contentType };
-    const channel = this.#channel;
-    const appId = this.#appId;
-    // A cached read answers only what Node would: a live op call of this app, which imports KV.
-    if (call.path !== "/kv/get" || typeof call.key !== "string" || !this.#kv || channel.running.get(call.invocation) !== appId) {
-      return channel.bind(appId, call, payload);
-    }
-    const hit = channel.cache.get(appId, call.key);
-    if (hit !== undefined) return { status: 200, contentType: "application/json", body: hit };
-    return channel.bind(appId, call, payload).then((reply) => {
-      // Node sends an epoch only when the cache is on (a single instance owns the data).
-      if (reply.status === 200 && typeof reply.epoch === "number") channel.cache.put(appId, call.key, reply.body, reply.epoch);
-      return { status: reply.status, contentType: reply.contentType, body: reply.body };
-    });
+    return this.#channel.bind(this.#appId, { invocation: String(header.invocation), path: String(header.path), key: header.key, contentType: header.contentType }, payload);
+  }
+}
+
+/** The KV writes a session's isolate has not heard of yet: [key, epoch] pairs, or clear all. */
+class Invalidations {
+  #keys = [];
+  #clear = null;
+
+  add(key, epoch) {
+    if (this.#clear !== null) this.#clear = Math.max(this.#clear, epoch);
+    else if (this.#keys.push([key, epoch]) > MAX_PENDING_INVALIDATIONS) this.clearAll(epoch);
+  }
+
+  clearAll(epoch) {
+    this.#keys = [];
+    this.#clear = Math.max(this.#clear ?? 0, epoch);
+  }
+
+  take() {
+    const out = { keys: this.#keys, clear: this.#clear };
+    this.#keys = [];
+    this.#clear = null;
+    return out;
   }
 }
