@@ -8,6 +8,9 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { systemClock } from "../src/config/clock.ts";
 import { loadConfig } from "../src/config/config.ts";
+import { buildApp } from "../src/app.ts";
+import { Users } from "../src/domain/accounts/users.ts";
+import { Tokens } from "../src/domain/tokens/tokens.ts";
 import { Activity, DiagRing } from "../src/domain/diagnostics/index.ts";
 import { Operations, type AppRecord } from "../src/domain/operations/index.ts";
 import { AppStorage } from "../src/domain/storage/index.ts";
@@ -107,6 +110,45 @@ const config :Workerd.Config = (
   };
 }
 
+/**
+ * The whole service as `npm start` runs it (HTTP, auth, app lookup, plan, secrets, executor),
+ * serving the trivial module as an app owned by an enterprise user; calls carry that user's
+ * token, as an agent's would.
+ */
+async function brickyardOverHttp(dir: string): Promise<{ call: () => Promise<unknown>; pids: () => number[]; stop: () => Promise<void> }> {
+  const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: join(dir, "http"), LOG_LEVEL: "warn" });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(store);
+  const built = await buildApp({ config, store, background: false });
+  await built.http.listen({ port: 0, host: "127.0.0.1" });
+  const address = built.http.server.address();
+  if (address === null || typeof address === "string") throw new Error("no TCP port");
+  const origin = `http://127.0.0.1:${address.port}`;
+  const users = new Users(store.db, systemClock);
+  await users.create({ email: "bench@example.com", handle: "bench", password: "bench-password-1" });
+  const user = await users.setPlan("bench", "enterprise");
+  const { token } = await new Tokens(store.db, systemClock, config).mintUserToken(user.id, { name: "bench", days: 1 });
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const module = `export const manifest = { id: "bench", routes: { op: {} } };\n${TRIVIAL}`;
+  const created = await request(`${origin}/app`, { dispatcher: agent, method: "POST", body: JSON.stringify({ module }), headers: { "content-type": "application/json", authorization: `Bearer ${token}` } });
+  const { id } = (await created.body.json()) as { id: string };
+  if (created.statusCode !== 201) throw new Error(`creating the bench app failed: ${created.statusCode}`);
+  const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
+  return {
+    call: async () => {
+      const res = await request(`${origin}/app/${id}/api/op`, { dispatcher: agent, method: "POST", body: "{}", headers });
+      if (res.statusCode !== 200) throw new Error(`op call answered ${res.statusCode}: ${await res.body.text()}`);
+      return res.body.json();
+    },
+    pids: () => built.ctx.executor.pool.pids(),
+    stop: async () => {
+      await agent.close();
+      await built.http.close();
+      await store.close();
+    },
+  };
+}
+
 class BenchCode implements CodeSource {
   readonly modules = new Map<string, string>();
   load(appId: string, revision: number): Promise<AppCode | null> {
@@ -124,6 +166,7 @@ async function main(): Promise<void> {
   const executor = await Executor.start({ dataDir: dir, processes: loadConfig(process.env).executors, code, storage: new AppStorage(store, systemClock), kvReadCache: store.dialect === "sqlite", log: diag, clock: systemClock });
   const ops = new Operations(executor, diag, new Activity(store.db, systemClock), systemClock, "http://bench.invalid");
   const bare = await bareWorkerd(dir);
+  const http = await brickyardOverHttp(dir);
   try {
     const app = (id: string, module: string, revision = 1, imports: string[] = []): AppRecord => {
       code.modules.set(`${id}:${revision}`, module);
@@ -137,17 +180,19 @@ async function main(): Promise<void> {
 
     // Rounds alternate the three so a load spike from elsewhere on the machine hits all alike;
     // each figure is the median over rounds.
-    const rounds: { baseline: Result; trivial: Result; kv: Result; kvCold: Result }[] = [];
+    const rounds: { baseline: Result; trivial: Result; overHttp: Result; kv: Result; kvCold: Result }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       rounds.push({
         baseline: await measure(bare.call, () => (bare.pid === undefined ? [] : [bare.pid])),
         trivial: await measure(call(trivialApp), () => executor.pool.pids()),
+        overHttp: await measure(http.call, http.pids),
         kv: await measure(call(kvApp), () => executor.pool.pids()),
         kvCold: await measure(call(kvColdApp), () => executor.pool.pids()),
       });
     }
     const baseline = medianOf(rounds.map((r) => r.baseline));
     const trivial = medianOf(rounds.map((r) => r.trivial));
+    const overHttp = medianOf(rounds.map((r) => r.overHttp));
     const kv = medianOf(rounds.map((r) => r.kv));
     const kvCold = medianOf(rounds.map((r) => r.kvCold));
 
@@ -167,14 +212,16 @@ async function main(): Promise<void> {
     );
     console.log(row("bare workerd, trivial module", baseline));
     console.log(row("brickyard (a) trivial op", trivial));
+    console.log(row("  (a) over HTTP with a user token", overHttp));
     console.log(row("brickyard (b) 2 KV reads + 1 write", kv));
     console.log(row("  (b) with reads never cached", kvCold));
-    console.log(`ratio (a)/bare throughput: ${(trivial.rps / baseline.rps).toFixed(2)}   (target >= 0.5; p50 target <= 1.5 ms)`);
+    console.log(`ratio (a)/bare throughput: ${(trivial.rps / baseline.rps).toFixed(2)}   (target >= 0.5; p50 target <= 1.5 ms; over HTTP: ${(overHttp.rps / baseline.rps).toFixed(2)})`);
     console.log(`ratio (b)/(a) throughput:  ${(kv.rps / trivial.rps).toFixed(2)}   (target >= 0.5; uncached reads: ${(kvCold.rps / trivial.rps).toFixed(2)})`);
     const pick = (q: number) => (firstCalls[Math.min(firstCalls.length - 1, Math.floor(q * firstCalls.length))] ?? 0).toFixed(2);
     console.log(`first call of a new revision (200 revisions): p50 ${pick(0.5)} ms, p99 ${pick(0.99)} ms   (target p99 <= 20 ms)`);
   } finally {
     bare.stop();
+    await http.stop();
     await executor.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
