@@ -1,7 +1,7 @@
-import { Agent, WebSocket } from "undici";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
 import type { Capability, ExecutorOutcome } from "./types.ts";
+import { ChannelSocket } from "./websocket.ts";
 
 /** One op call as it crosses the channel. */
 export interface ChannelRun {
@@ -62,35 +62,20 @@ export class ExecutorChannel {
   onClose: () => void = () => undefined;
 
   private constructor(
-    private readonly socket: WebSocket,
-    private readonly agent: Agent,
+    private readonly socket: ChannelSocket,
     private readonly bindings: (call: BindingCall) => Promise<BindingReply>,
   ) {
-    socket.binaryType = "arraybuffer";
-    socket.addEventListener("message", (event) => this.receive(Buffer.from(event.data as ArrayBuffer)));
-    socket.addEventListener("close", () => {
+    socket.onMessage = (data) => this.receive(data);
+    socket.onClose = () => {
       const first = this.closedWith === null;
       this.fail(new ChannelError("closed", "the executor channel closed"));
       if (first) this.onClose();
-    });
+    };
   }
 
   static async open(socketPath: string, bindings: (call: BindingCall) => Promise<BindingReply>, timeoutMs: number): Promise<ExecutorChannel> {
-    // Its own connection: the channel holds it for the process's life, apart from pings.
-    const agent = new Agent({ connect: { socketPath } });
-    const socket = new WebSocket("ws://workerd/__brickyard/channel", { dispatcher: agent });
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the executor channel did not open within ${timeoutMs} ms`)), timeoutMs);
-        socket.addEventListener("open", () => (clearTimeout(timer), resolve()), { once: true });
-        socket.addEventListener("close", () => (clearTimeout(timer), reject(new Error("the executor refused the channel"))), { once: true });
-      });
-    } catch (error) {
-      socket.close();
-      await agent.destroy().catch(() => undefined);
-      throw error;
-    }
-    return new ExecutorChannel(socket, agent, bindings);
+    // Its own connection, held for the process's life; pings use another.
+    return new ExecutorChannel(await ChannelSocket.connect(socketPath, "/__brickyard/channel", timeoutMs), bindings);
   }
 
   async run(call: ChannelRun, timeoutMs: number | undefined): Promise<ExecutorOutcome> {
@@ -148,7 +133,6 @@ export class ExecutorChannel {
   close(): void {
     this.fail(new ChannelError("closed", "the executor channel was closed"));
     this.socket.close();
-    void this.agent.destroy().catch(() => undefined);
   }
 
   private request(header: Record<string, unknown>, payload: string, timeoutMs: number | undefined): Promise<Frame> {
