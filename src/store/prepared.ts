@@ -1,6 +1,12 @@
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from "kysely";
 import type { Database } from "./schema/index.ts";
 
+interface Compiled<Row> {
+  query: CompiledQuery<Row>;
+  /** Per compiled parameter: which argument goes there, or the constant the builder put there. */
+  slots: (number | { constant: unknown })[];
+}
+
 /**
  * A query Kysely builds and compiles once; each run only swaps in its arguments. Kysely builds
  * every query afresh (an AST, then a visitor pass), and on the KV path of an op call that cost
@@ -12,7 +18,9 @@ import type { Database } from "./schema/index.ts";
  * lands twice, is refused at compile time rather than answering a different query.
  */
 export class PreparedQuery<Args extends unknown[], Row> {
-  private compiled: { query: CompiledQuery<Row>; slots: (number | { constant: unknown })[] } | null = null;
+  // Per dialect instance (one per store; a transaction shares its store's), so one constant
+  // serves SQLite and PostgreSQL stores side by side, as the tests run them.
+  private readonly compiled = new WeakMap<object, Compiled<Row>>();
 
   constructor(
     private readonly arity: Args["length"],
@@ -20,7 +28,10 @@ export class PreparedQuery<Args extends unknown[], Row> {
   ) {}
 
   async execute(db: Kysely<Database>, ...args: Args): Promise<QueryResult<Row>> {
-    const { query, slots } = (this.compiled ??= this.compile(db));
+    const dialect = db.getExecutor().adapter;
+    let compiled = this.compiled.get(dialect);
+    if (compiled === undefined) this.compiled.set(dialect, (compiled = this.compile(db)));
+    const { query, slots } = compiled;
     const parameters = slots.map((slot) => (typeof slot === "number" ? args[slot] : slot.constant));
     return db.executeQuery<Row>({ ...query, parameters });
   }
@@ -29,7 +40,7 @@ export class PreparedQuery<Args extends unknown[], Row> {
     return (await this.execute(db, ...args)).rows[0];
   }
 
-  private compile(db: Kysely<Database>): { query: CompiledQuery<Row>; slots: (number | { constant: unknown })[] } {
+  private compile(db: Kysely<Database>): Compiled<Row> {
     const marks = Array.from({ length: this.arity }, (_, i) => `\u0000prepared-argument-${i}\u0000`);
     const query = this.build(db, ...(marks as Args)).compile();
     const slots = query.parameters.map((p) => {

@@ -3,7 +3,10 @@ import { hash as argonHash, verify as argonVerify } from "@node-rs/argon2";
 import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, type Plan } from "../../errors/index.ts";
-import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { isUniqueViolation, PreparedQuery, type Database } from "../../store/index.ts";
+
+// Read on every op call (the owner's plan sets its limits).
+const userById = new PreparedQuery(1, (db, id: string) => db.selectFrom("users").selectAll().where("id", "=", id));
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9-]{1,38}$/;
 export const PLANS: readonly Plan[] = ["free", "pro", "business", "enterprise"];
@@ -68,7 +71,7 @@ export class Users {
   }
 
   async byId(id: string): Promise<User | null> {
-    const row = await this.db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
+    const row = await userById.takeFirst(this.db, id);
     return row === undefined ? null : toUser(row);
   }
 

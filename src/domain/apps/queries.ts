@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../../store/index.ts";
+import { PreparedQuery, type Database } from "../../store/index.ts";
 import type { Icon } from "./icon.ts";
 import type { Visibility } from "./access.ts";
 import type { Manifest } from "./manifest-types.ts";
@@ -103,8 +103,11 @@ export function newAppRecord(input: {
   };
 }
 
+// Read on every op call and page view.
+const appById = new PreparedQuery(1, (db, id: string) => selectApps(db).where("apps.id", "=", id));
+
 export async function findApp(db: Db, id: string): Promise<AppRecord | null> {
-  const row = await selectApps(db).where("apps.id", "=", id).executeTakeFirst();
+  const row = await appById.takeFirst(db, id);
   return row === undefined ? null : toRecord(row);
 }
 

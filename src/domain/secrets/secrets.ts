@@ -2,8 +2,13 @@ import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
-import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { isUniqueViolation, PreparedQuery, type Database } from "../../store/index.ts";
 import { open, scopeOf, seal } from "./seal.ts";
+
+// Read on every op call of a claimed app (the version is part of the isolate's identity).
+const secretsOfScope = new PreparedQuery(2, (db, ownerUserId: string, manifestId: string) =>
+  db.selectFrom("secrets").select(["name", "sealed"]).where("owner_user_id", "=", ownerUserId).where("manifest_id", "=", manifestId).orderBy("name"),
+);
 
 export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
 export const SECRET_VALUE_CAP = 8 * 1024;
@@ -98,13 +103,7 @@ export class Secrets {
    * revision, secrets version) includes it, so the next call sees the change.
    */
   async version(scope: SecretScope): Promise<number> {
-    const rows = await this.db
-      .selectFrom("secrets")
-      .select(["name", "sealed"])
-      .where("owner_user_id", "=", scope.ownerUserId)
-      .where("manifest_id", "=", scope.manifestId)
-      .orderBy("name")
-      .execute();
+    const { rows } = await secretsOfScope.execute(this.db, scope.ownerUserId, scope.manifestId);
     if (rows.length === 0) return 0;
     const hash = createHash("sha256");
     for (const row of rows) hash.update(row.name).update("\u0000").update(row.sealed).update("\u0000");

@@ -2,8 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
-import type { Database, TokensTable } from "../../store/index.ts";
+import { PreparedQuery, type Database, type TokensTable } from "../../store/index.ts";
 import { hashToken, mintToken, parseToken, type TokenKind } from "./format.ts";
+
+// Read on every authenticated request.
+const tokenByHash = new PreparedQuery(1, (db, hash: string) => db.selectFrom("tokens").selectAll().where("hash", "=", hash));
 
 export const USER_TOKEN_DEFAULT_DAYS = 7;
 export const PAIRED_TOKEN_DAYS = 30;
@@ -49,7 +52,7 @@ export class Tokens {
     if (kind === null || kind === "hook") {
       throw apiError("unauthorized", "the bearer token is malformed", { reason: "token_malformed" });
     }
-    const row = await this.db.selectFrom("tokens").selectAll().where("hash", "=", hashToken(plaintext)).executeTakeFirst();
+    const row = await tokenByHash.takeFirst(this.db, hashToken(plaintext));
     if (row === undefined || row.kind !== kind) {
       throw apiError("unauthorized", "the bearer token is not known", { reason: "token_unknown" });
     }
