@@ -29,7 +29,11 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await ctx.executor.close();
     throw error;
   }
-  ctx.executor.pool.onEvent = (event) => ctx.log.warn({ executor: event }, `executor ${event.type}`);
+  ctx.executor.pool.onEvent = (event) => {
+    // A channel rotation is routine housekeeping; faults, recycles and failed starts are not.
+    if (event.type === "channel_rotated") ctx.log.debug({ executor: event }, "executor channel rotated");
+    else ctx.log.warn({ executor: event }, `executor ${event.type}`);
+  };
   registerRoutes(http, ctx);
   const reaper = new Reaper(ctx.apps, () => ctx.clock.now(), http.log);
   http.addHook("onClose", async () => {

@@ -48,6 +48,9 @@ export interface ExecutorTuning {
   isolateIdleMs: number;
   rssHighWaterBytes: number;
   drainMs: number;
+  /** A process's channel is replaced after this many isolate evictions or calls (pool.ts rotate()). */
+  channelRotateEvictions: number;
+  channelRotateCalls: number;
 }
 
 export const DEFAULT_TUNING: ExecutorTuning = {
@@ -63,6 +66,8 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   isolateIdleMs: 10 * 60_000,
   rssHighWaterBytes: 1024 * 1024 * 1024,
   drainMs: 35_000,
+  channelRotateEvictions: 32,
+  channelRotateCalls: 100_000,
 };
 
 const WORKERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "workers");

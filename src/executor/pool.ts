@@ -16,6 +16,8 @@ export interface PoolOptions extends Omit<ProcessOptions, "name"> {
   rssHighWaterBytes: number;
   /** How long a recycled process may finish its calls before it is killed anyway. */
   drainMs: number;
+  channelRotateEvictions: number;
+  channelRotateCalls: number;
   /** Answers the binding calls (env.KV …) that come back over each process's channel. */
   bindings: (call: BindingCall) => Promise<BindingReply>;
 }
@@ -23,6 +25,7 @@ export interface PoolOptions extends Omit<ProcessOptions, "name"> {
 export type PoolEvent =
   | { type: "fault"; slot: number; reason: FaultReason; suspects: string[]; quarantined: string | null; failedCalls: number }
   | { type: "recycle"; slot: number; rssBytes: number }
+  | { type: "channel_rotated"; slot: number }
   | { type: "start_failed"; slot: number; error: unknown };
 
 interface Inflight {
@@ -165,7 +168,7 @@ export class ExecutorPool {
         headers: { ...call.headers, "content-type": "application/json" },
         body: call.body,
       };
-      if (++member.calls >= CHANNEL_MAX_CALLS) this.rotate(slot, member);
+      if (++member.calls >= this.o.channelRotateCalls) this.rotate(slot, member);
       return await member.channel.run(run, call.deadlineMs);
     } catch (error) {
       const reason: unknown = member.abort.signal.reason;
@@ -333,6 +336,7 @@ export class ExecutorPool {
         const old = member.channel;
         member.channel = fresh;
         old.closeWhenIdle(() => member.channels.delete(old));
+        this.onEvent({ type: "channel_rotated", slot: slot.index });
       },
       () => {
         // The process is failing; the watchdog deals with that. Calls stay on the old channel.
@@ -391,7 +395,7 @@ export class ExecutorPool {
         .finally(() => {
           member.isolates.evicting.delete(key);
           member.isolates.forget(key);
-          if (++member.evictions >= CHANNEL_MAX_EVICTIONS) this.rotate(slot, member);
+          if (++member.evictions >= this.o.channelRotateEvictions) this.rotate(slot, member);
         });
       member.isolates.evicting.set(key, done);
     }
@@ -424,10 +428,6 @@ export class ExecutorPool {
 const SPILL_AT = 2;
 /** A process with calls in flight and none finished for this long is not spilled onto or from. */
 const PROGRESS_MS = 50;
-
-/** A channel is replaced after this many isolate evictions or calls (see rotate()). */
-const CHANNEL_MAX_EVICTIONS = 32;
-const CHANNEL_MAX_CALLS = 100_000;
 
 /** A process is moving when it is idle, finished a call lately, or its oldest call is young. */
 function moving(m: Member): boolean {
