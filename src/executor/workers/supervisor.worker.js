@@ -11,12 +11,12 @@
 // invalidations of committed writes with its next frame; this side hands each session the ones
 // for its app with its next op call, before the op runs.
 
-// A session not called for a while gets a full clear rather than an endless list.
-const MAX_PENDING_INVALIDATIONS = 256;
-
 import { RpcTarget } from "cloudflare:workers";
 
 export { Egress } from "./egress.js";
+
+// A session not called for a while gets a full clear rather than an endless list.
+const MAX_PENDING_INVALIDATIONS = 256;
 
 const CONTROL = "/__brickyard/";
 
@@ -67,7 +67,7 @@ class Channel {
     this.env = env;
     this.ctx = ctx;
     this.socket = socket;
-    /** isolate key → Promise of its session stub */
+    /** isolate key → what this context holds of it: loader stubs, session, pending invalidations */
     this.sessions = new Map();
     /** binding call id → resolve */
     this.waiting = new Map();
