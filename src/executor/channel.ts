@@ -148,22 +148,25 @@ export class ExecutorChannel {
               if (this.onIdle !== null && this.pending.size === 0) this.onIdle();
             }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      this.send({ ...header, id }, payload);
+      try {
+        this.send({ ...header, id }, payload);
+      } catch (error) {
+        this.pending.delete(id);
+        if (timer !== null) clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
     });
   }
 
   private send(header: Record<string, unknown>, payload: Buffer | string): void {
-    if (this.invalidations.length > 0) {
-      header.kv = this.invalidations;
-      this.invalidations = [];
-    }
-    if (this.staleAfter !== null) {
-      header.kvAll = this.staleAfter;
-      this.staleAfter = null;
-    }
+    if (this.invalidations.length > 0) header.kv = this.invalidations;
+    if (this.staleAfter !== null) header.kvAll = this.staleAfter;
     const head = Buffer.from(JSON.stringify(header));
     const body = typeof payload === "string" ? Buffer.from(payload) : payload;
+    // Refused before the queued invalidations count as sent: the next frame still carries them.
     if (4 + head.length + body.length > MAX_FRAME_BYTES) throw new Error("an executor channel frame is over 32 MiB");
+    this.invalidations = [];
+    this.staleAfter = null;
     const frame = Buffer.allocUnsafe(4 + head.length + body.length);
     frame.writeUInt32BE(head.length, 0);
     head.copy(frame, 4);
@@ -176,7 +179,10 @@ export class ExecutorChannel {
     const header = JSON.parse(data.toString("utf8", 4, 4 + length)) as Record<string, unknown>;
     const payload = data.subarray(4 + length);
     if (header.t === "bind") {
-      void this.bind(header, payload);
+      this.bind(header, payload).catch(() => {
+        // The answer could not be sent (over the frame cap): the app gets an error, not a hang.
+        if (this.closedWith === null) this.send({ t: "reply", id: header.id, status: 502, contentType: "application/json" }, JSON.stringify({ ok: false, error: { kind: "capability_error", message: "the answer was too large to send" } }));
+      });
       return;
     }
     const id = Number(header.id);
