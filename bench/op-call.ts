@@ -115,7 +115,7 @@ const config :Workerd.Config = (
  * serving the trivial module as an app owned by an enterprise user; calls carry that user's
  * token, as an agent's would.
  */
-async function brickyardOverHttp(dir: string): Promise<{ call: () => Promise<unknown>; pids: () => number[]; stop: () => Promise<void> }> {
+async function brickyardOverHttp(dir: string): Promise<{ appCall: (round: number) => Promise<() => Promise<unknown>>; pids: () => number[]; stop: () => Promise<void> }> {
   const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: join(dir, "http"), LOG_LEVEL: "warn" });
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(store);
@@ -129,17 +129,21 @@ async function brickyardOverHttp(dir: string): Promise<{ call: () => Promise<unk
   const user = await users.setPlan("bench", "enterprise");
   const { token } = await new Tokens(store.db, systemClock, config).mintUserToken(user.id, { name: "bench", days: 1 });
   const agent = new Agent({ keepAliveTimeout: 30_000 });
-  const module = `export const manifest = { id: "bench", routes: { op: {} } };\n${TRIVIAL}`;
-  const created = await request(`${origin}/app`, { dispatcher: agent, method: "POST", body: JSON.stringify({ module }), headers: { "content-type": "application/json", authorization: `Bearer ${token}` } });
-  const { id } = (await created.body.json()) as { id: string };
-  if (created.statusCode !== 201) throw new Error(`creating the bench app failed: ${created.statusCode}`);
   const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
-  return {
-    call: async () => {
+  // One app per round, for the same reason as the executor rows' apps.
+  const appCall = async (round: number) => {
+    const module = `export const manifest = { id: "bench-${round}", routes: { op: {} } };\n${TRIVIAL}`;
+    const created = await request(`${origin}/app`, { dispatcher: agent, method: "POST", body: JSON.stringify({ module }), headers });
+    const { id } = (await created.body.json()) as { id: string };
+    if (created.statusCode !== 201) throw new Error(`creating the bench app failed: ${created.statusCode}`);
+    return async () => {
       const res = await request(`${origin}/app/${id}/api/op`, { dispatcher: agent, method: "POST", body: "{}", headers });
       if (res.statusCode !== 200) throw new Error(`op call answered ${res.statusCode}: ${await res.body.text()}`);
       return res.body.json();
-    },
+    };
+  };
+  return {
+    appCall,
     pids: () => built.ctx.executor.pool.pids(),
     stop: async () => {
       await agent.close();
@@ -173,19 +177,24 @@ async function main(): Promise<void> {
       // Enterprise ceilings so the benchmark measures the executor, not the run-per-minute limit.
       return { id, revision, plan: "enterprise", manifest: { routes: { op: {} }, capabilities: { imports } } };
     };
-    const trivialApp = app("bench-trivial", TRIVIAL);
-    const kvApp = app("bench-kv", KV_MODULE, 1, ["svc:storage/kv@1.0"]);
-    const kvColdApp = app("bench-kv-cold", KV_COLD_MODULE, 1, ["svc:storage/kv@1.0"]);
+    // A fresh app per round: even enterprise ceilings (30,000 runs a minute per app) would
+    // otherwise stop a fast run. measure() warms each one up first.
+    const apps = (round: number) => ({
+      trivial: app(`bench-trivial-${round}`, TRIVIAL),
+      kv: app(`bench-kv-${round}`, KV_MODULE, 1, ["svc:storage/kv@1.0"]),
+      kvCold: app(`bench-kv-cold-${round}`, KV_COLD_MODULE, 1, ["svc:storage/kv@1.0"]),
+    });
     const call = (a: AppRecord) => () => ops.call({ app: a, role: "owner", op: "op", input: {}, trigger: "http", userId: null });
 
     // Rounds alternate the three so a load spike from elsewhere on the machine hits all alike;
     // each figure is the median over rounds.
     const rounds: { baseline: Result; trivial: Result; overHttp: Result; kv: Result; kvCold: Result }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
+      const { trivial: trivialApp, kv: kvApp, kvCold: kvColdApp } = apps(r);
       rounds.push({
         baseline: await measure(bare.call, () => (bare.pid === undefined ? [] : [bare.pid])),
         trivial: await measure(call(trivialApp), () => executor.pool.pids()),
-        overHttp: await measure(http.call, http.pids),
+        overHttp: await measure(await http.appCall(r), http.pids),
         kv: await measure(call(kvApp), () => executor.pool.pids()),
         kvCold: await measure(call(kvColdApp), () => executor.pool.pids()),
       });
