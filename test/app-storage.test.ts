@@ -1,7 +1,8 @@
 import { request } from "undici";
 import { Agent } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { APP_CAP_BYTES, MiB, VALUE_CAP_BYTES } from "../src/domain/storage/index.ts";
+import { systemClock } from "../src/config/clock.ts";
+import { APP_CAP_BYTES, AppStorage, MiB, VALUE_CAP_BYTES } from "../src/domain/storage/index.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { appModule, startHarness, type Harness } from "./helpers/executor.ts";
@@ -107,6 +108,18 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
       h.storage.blobPut(appId, "k2", Buffer.alloc(5), "text/plain"),
     ]);
     expect(await h.storage.usage(appId)).toBe(await exactUsage(h, appId));
+  });
+
+  it("takes writes from two instances, to the same apps in opposite orders, without a deadlock", async () => {
+    // A second AppStorage on the same store is a second instance's write batcher: its batches
+    // lock the apps' usage rows in the same sorted order, so neither waits on the other forever.
+    const other = new AppStorage(h.store, systemClock);
+    const apps = ["order-a", "order-b", "order-c"];
+    const writes = (storage: AppStorage, order: string[], tag: string) =>
+      Array.from({ length: 30 }, (_, i) => storage.kvSet(order[i % order.length] ?? "", `${tag}-${i}`, JSON.stringify("v".repeat(i))));
+    const results = await Promise.allSettled([...writes(h.storage, apps, "one"), ...writes(other, [...apps].reverse(), "two")]);
+    expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+    for (const appId of apps) expect(await h.storage.usage(appId)).toBe(await exactUsage(h, appId));
   });
 
   it("keeps each app's KV its own: same key, forged, finished and misattributed invocations", async () => {

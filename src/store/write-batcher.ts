@@ -6,6 +6,8 @@ import type { Database } from "./schema/index.ts";
 type Work = (trx: Transaction<Database>) => Promise<void>;
 
 interface Item {
+  /** What the work locks (an app id); PostgreSQL batches lock them all up front, sorted. */
+  lock: string;
   work: Work;
   done(): void;
   fail(error: unknown): void;
@@ -14,24 +16,31 @@ interface Item {
 const MAX_BATCH = 256;
 
 /**
- * Group commit for small write transactions. SQLite with synchronous=FULL pays one fsync per
- * commit (~4 ms here), which caps KV writes near 250/s; writes that queue while a commit is
- * under way share the next one. Contract: a work function may throw an ApiError (a refusal)
- * only before it writes; that item fails alone. Any other error rolls the whole batch back and
- * fails every item in it. PostgreSQL already commits concurrent transactions together and
- * locks per row, so there each write is its own transaction.
+ * Group commit for small write transactions. Writes that queue while a batch is under way share
+ * the next transaction and its one commit: on SQLite that is one fsync per batch instead of one
+ * per write (better-sqlite3 runs a commit on Node's thread); on PostgreSQL it is one commit
+ * flush, and writes of one app stop waiting for each other's commits on its row lock.
+ *
+ * Contract: a work function may throw an ApiError (a refusal) only before it writes; that item
+ * fails alone. Any other error rolls the whole batch back and fails every item in it.
+ *
+ * On PostgreSQL, `lockAll` takes every lock the batch needs, in sorted order, before any work
+ * runs: two instances' batches then queue behind each other instead of deadlocking.
  */
 export class WriteBatcher {
   private readonly queue: Item[] = [];
   private flushing = false;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly lockAll: (trx: Transaction<Database>, locks: string[]) => Promise<void> = () => Promise.resolve(),
+  ) {}
 
-  run<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-    if (this.store.dialect !== "sqlite") return this.store.db.transaction().execute(work);
+  run<T>(lock: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let value: T;
       this.queue.push({
+        lock,
         work: async (trx) => {
           value = await work(trx);
         },
@@ -53,6 +62,7 @@ export class WriteBatcher {
       const settle: (() => void)[] = [];
       try {
         await this.store.db.transaction().execute(async (trx) => {
+          if (this.store.dialect === "postgres") await this.lockAll(trx, [...new Set(batch.map((item) => item.lock))].sort());
           for (const item of batch) {
             try {
               await item.work(trx);

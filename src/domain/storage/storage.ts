@@ -45,7 +45,15 @@ export class AppStorage {
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
-    this.batcher = new WriteBatcher(store);
+    // PostgreSQL batches lock every app's usage row up front, in id order (see WriteBatcher).
+    this.batcher = new WriteBatcher(store, async (trx, appIds) => {
+      await trx
+        .insertInto("app_storage_usage")
+        .values(appIds.map((app_id) => ({ app_id, bytes: 0 })))
+        .onConflict((oc) => oc.column("app_id").doNothing())
+        .execute();
+      await trx.selectFrom("app_storage_usage").select("app_id").where("app_id", "in", appIds).orderBy("app_id").forUpdate().execute();
+    });
   }
 
   /** Called after each committed KV write or delete (live `data` events). */
@@ -130,7 +138,7 @@ export class AppStorage {
   }
 
   private async write(table: ValueTable, appId: string, key: string, size: number, upsert: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
-    await this.batcher.run(async (trx) => {
+    await this.batcher.run(appId, async (trx) => {
       const used = await this.lockUsage(trx, appId);
       const old = await this.q.oldSize[table].takeFirst(trx, appId, key);
       const freed = old === undefined ? 0 : Number(old.size);
@@ -141,20 +149,19 @@ export class AppStorage {
   }
 
   /**
-   * The app's bytes used, its usage row locked for the transaction. On SQLite the batch's
-   * transaction is the lock, so an existing row needs only reading.
+   * The app's bytes used, its usage row locked for the transaction: on SQLite the batch's
+   * transaction is the lock, on PostgreSQL the batch locked it up front. Only an app's very
+   * first write on SQLite finds no row yet.
    */
   private async lockUsage(trx: Transaction<Database>, appId: string): Promise<number> {
-    if (this.store.dialect === "sqlite") {
-      const row = await this.q.usage.takeFirst(trx, appId);
-      if (row !== undefined) return Number(row.bytes);
-    }
+    const row = await this.q.usage.takeFirst(trx, appId);
+    if (row !== undefined) return Number(row.bytes);
     return lockUsageRow(trx, this.store.dialect, appId);
   }
 
   private async remove(table: ValueTable, appId: string, key: string): Promise<boolean> {
-    return this.batcher.run(async (trx) => {
-      await lockUsageRow(trx, this.store.dialect, appId);
+    return this.batcher.run(appId, async (trx) => {
+      await this.lockUsage(trx, appId);
       const old = await trx.deleteFrom(table).where("app_id", "=", appId).where("key", "=", key).returning("size").executeTakeFirst();
       if (old === undefined) return false;
       await trx
