@@ -47,6 +47,7 @@ export interface ExecutorTuning {
   maxIsolatesPerProcess: number;
   isolateIdleMs: number;
   rssHighWaterBytes: number;
+  /** How long a recycled process may finish its calls before it is killed anyway. */
   drainMs: number;
   /** A process's channel is replaced after this many isolate evictions or calls (pool.ts rotate()). */
   channelRotateEvictions: number;

@@ -1,5 +1,6 @@
 import type { Clock } from "../config/clock.ts";
 import { ChannelError, ExecutorChannel } from "./channel.ts";
+import type { ExecutorTuning } from "./executor.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { IsolateTable } from "./isolates.ts";
@@ -7,17 +8,14 @@ import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
 import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason } from "./types.ts";
 
-export interface PoolOptions extends Omit<ProcessOptions, "name"> {
+/** The pool's share of the executor's tuning (see ExecutorTuning for what each knob means). */
+type PoolTuning = Pick<
+  ExecutorTuning,
+  "pingIntervalMs" | "pingTimeoutMs" | "maxIsolatesPerProcess" | "isolateIdleMs" | "rssHighWaterBytes" | "drainMs" | "channelRotateEvictions" | "channelRotateCalls"
+>;
+
+export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
   size: number;
-  pingIntervalMs: number;
-  pingTimeoutMs: number;
-  maxIsolatesPerProcess: number;
-  isolateIdleMs: number;
-  rssHighWaterBytes: number;
-  /** How long a recycled process may finish its calls before it is killed anyway. */
-  drainMs: number;
-  channelRotateEvictions: number;
-  channelRotateCalls: number;
   /** Answers the binding calls (env.KV …) that come back over each process's channel. */
   bindings: (call: BindingCall) => Promise<BindingReply>;
 }
@@ -272,11 +270,18 @@ export class ExecutorPool {
       proc.kill();
       throw new Error(`executor process ${slot.index} listened but did not answer a ping`);
     }
+    let channel: ExecutorChannel;
+    try {
+      channel = await this.openChannel(proc);
+    } catch (error) {
+      proc.kill();
+      throw error;
+    }
     const abort = new AbortController();
     const member: Member = {
       proc,
-      channel: null as unknown as ExecutorChannel, // set below, before anyone sees the member
-      channels: new Set(),
+      channel,
+      channels: new Set([channel]),
       evictions: 0,
       calls: 0,
       rotating: false,
@@ -289,12 +294,7 @@ export class ExecutorPool {
       pinging: false,
       idleWaiters: [],
     };
-    try {
-      member.channel = await this.connect(slot, member);
-    } catch (error) {
-      proc.kill();
-      throw error;
-    }
+    this.watch(slot, member, channel);
     // A fault fails every call waiting on the process's channels at once.
     abort.signal.addEventListener("abort", () => {
       for (const channel of member.channels) channel.fail(abort.signal.reason);
@@ -309,14 +309,15 @@ export class ExecutorPool {
     return member;
   }
 
-  private async connect(slot: Slot, member: Member): Promise<ExecutorChannel> {
-    const channel = await ExecutorChannel.open(member.proc.socketPath, this.o.bindings, this.o.startupTimeoutMs);
-    member.channels.add(channel);
+  private openChannel(proc: WorkerdProcess): Promise<ExecutorChannel> {
+    return ExecutorChannel.open(proc.socketPath, this.o.bindings, this.o.startupTimeoutMs);
+  }
+
+  private watch(slot: Slot, member: Member, channel: ExecutorChannel): void {
     // The supervisor dropped the channel while the process lives on: restart it all the same.
     channel.onClose = () => {
       if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
     };
-    return channel;
   }
 
   /**
@@ -328,9 +329,16 @@ export class ExecutorPool {
   private rotate(slot: Slot, member: Member): void {
     if (member.rotating || member.faulted || member.retiring || this.closed) return;
     member.rotating = true;
-    this.connect(slot, member).then(
+    this.openChannel(member.proc).then(
       (fresh) => {
         member.rotating = false;
+        // The process went down while the socket opened: nothing will use it.
+        if (member.faulted || member.retiring || this.closed) {
+          fresh.close();
+          return;
+        }
+        member.channels.add(fresh);
+        this.watch(slot, member, fresh);
         member.evictions = 0;
         member.calls = 0;
         const old = member.channel;
