@@ -31,18 +31,12 @@ export interface ProcessOptions {
   egress: EgressConfig;
 }
 
-export interface WorkerdResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
 const STDERR_TAIL = 16 * 1024;
 
 /**
  * One workerd child process serving the supervisor worker on a unix socket, driven as explicit
  * steps: write config → spawn → wait for the control fd's "listen" raced against exit and a
- * timeout → serve over a keep-alive undici Agent → SIGKILL on dispose.
+ * timeout → answer pings over a keep-alive undici Agent (calls ride the channel) → SIGKILL on dispose.
  */
 export class WorkerdProcess {
   readonly socketPath: string;
@@ -113,27 +107,15 @@ export class WorkerdProcess {
     return this.stderrTail;
   }
 
-  async request(
-    path: string,
-    init: { method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; signal?: AbortSignal; timeoutMs?: number },
-  ): Promise<WorkerdResponse> {
-    const res = await request(`http://workerd${path}`, {
-      dispatcher: this.agent,
-      method: init.method ?? "POST",
-      headers: init.headers,
-      body: init.body,
-      signal: init.signal,
-      // The supervisor answers only once the op is done, so waiting for headers is the deadline.
-      ...(init.timeoutMs === undefined ? {} : { headersTimeout: init.timeoutMs, bodyTimeout: init.timeoutMs }),
-    });
-    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
-  }
-
-  /** True when the supervisor answers within `timeoutMs`; a busy-looping isolate blocks it. */
+  /**
+   * True when the supervisor answers within `timeoutMs`; a busy-looping isolate blocks it. Over
+   * its own connection: op calls ride the channel (channel.ts), so a ping never queues behind them.
+   */
   async ping(timeoutMs: number): Promise<boolean> {
     try {
-      const res = await this.request("/__brickyard/ping", { method: "GET", signal: AbortSignal.timeout(timeoutMs) });
-      return res.status === 200;
+      const res = await request("http://workerd/__brickyard/ping", { dispatcher: this.agent, signal: AbortSignal.timeout(timeoutMs) });
+      await res.body.dump();
+      return res.statusCode === 200;
     } catch {
       return false;
     }
