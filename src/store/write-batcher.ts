@@ -24,8 +24,8 @@ const MAX_BATCH = 256;
  * Contract: a work function may throw an ApiError (a refusal) only before it writes; that item
  * fails alone. Any other error rolls the whole batch back and fails every item in it.
  *
- * On PostgreSQL, `lockAll` takes every lock the batch needs, in sorted order, before any work
- * runs: two instances' batches then queue behind each other instead of deadlocking.
+ * `lockAll` takes every lock the batch needs before any work runs; on PostgreSQL it does so in
+ * one order for every instance, so two instances' batches queue instead of deadlocking.
  */
 export class WriteBatcher {
   private readonly queue: Item[] = [];
@@ -33,7 +33,7 @@ export class WriteBatcher {
 
   constructor(
     private readonly store: Store,
-    private readonly lockAll: (trx: Transaction<Database>, locks: string[]) => Promise<void> = () => Promise.resolve(),
+    private readonly lockAll: (trx: Transaction<Database>, locks: string[]) => Promise<void>,
   ) {}
 
   run<T>(lock: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
@@ -62,7 +62,7 @@ export class WriteBatcher {
       const settle: (() => void)[] = [];
       try {
         await this.store.db.transaction().execute(async (trx) => {
-          if (this.store.dialect === "postgres") await this.lockAll(trx, [...new Set(batch.map((item) => item.lock))].sort());
+          await this.lockAll(trx, [...new Set(batch.map((item) => item.lock))]);
           for (const item of batch) {
             try {
               await item.work(trx);

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
-import { lockUsageRow, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { ensureUsageRow, lockUsageRows, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
@@ -45,15 +45,7 @@ export class AppStorage {
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
-    // PostgreSQL batches lock every app's usage row up front, in id order (see WriteBatcher).
-    this.batcher = new WriteBatcher(store, async (trx, appIds) => {
-      await trx
-        .insertInto("app_storage_usage")
-        .values(appIds.map((app_id) => ({ app_id, bytes: 0 })))
-        .onConflict((oc) => oc.column("app_id").doNothing())
-        .execute();
-      await trx.selectFrom("app_storage_usage").select("app_id").where("app_id", "in", appIds).orderBy("app_id").forUpdate().execute();
-    });
+    this.batcher = new WriteBatcher(store, (trx, appIds) => lockUsageRows(trx, store.dialect, appIds));
   }
 
   /** Called after each committed KV write or delete (live `data` events). */
@@ -148,15 +140,12 @@ export class AppStorage {
     });
   }
 
-  /**
-   * The app's bytes used, its usage row locked for the transaction: on SQLite the batch's
-   * transaction is the lock, on PostgreSQL the batch locked it up front. Only an app's very
-   * first write on SQLite finds no row yet.
-   */
+  /** The app's bytes used, under the batch's lock (lockUsageRows); an app's first write makes its row. */
   private async lockUsage(trx: Transaction<Database>, appId: string): Promise<number> {
     const row = await this.q.usage.takeFirst(trx, appId);
     if (row !== undefined) return Number(row.bytes);
-    return lockUsageRow(trx, this.store.dialect, appId);
+    await ensureUsageRow(trx, appId);
+    return 0;
   }
 
   private async remove(table: ValueTable, appId: string, key: string): Promise<boolean> {
