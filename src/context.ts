@@ -130,8 +130,6 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     code: appCodeSource(apps),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     storage,
-    // SQLite means one instance owns the data, so workerd may cache KV reads (see Executor).
-    kvReadCache: deps.store.dialect === "sqlite",
     log: diag,
     // The executor's own timers run on real time even when tests move the app clock.
     clock: systemClock,

@@ -110,6 +110,46 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     expect(await h.storage.usage(appId)).toBe(await exactUsage(h, appId));
   });
 
+  it("commits several writes as one: the last of a key wins, and a refused one applies none", async () => {
+    const appId = "commit-many";
+    await h.storage.kvCommit(appId, [{ key: "a", value: "1" }, { key: "b", value: '"two"' }, { key: "a", value: "333" }], null);
+    expect(await h.storage.kvGet(appId, "a")).toBe("333");
+    expect(await h.storage.kvGet(appId, "b")).toBe('"two"');
+    expect(await h.storage.usage(appId)).toBe(3 + 5);
+    const error = await refusal(h.storage.kvCommit(appId, [{ key: "c", value: "1" }, { key: "d", value: "x".repeat(VALUE_CAP_BYTES + 1) }], null));
+    expect(error.kind).toBe("stored_value_too_large");
+    expect(await h.storage.kvGet(appId, "c")).toBeNull();
+    expect(await h.storage.usage(appId)).toBe(await exactUsage(h, appId));
+  });
+
+  it("holds a lease's room against every other write until it is released (sole writer only)", async () => {
+    const appId = "lease-room";
+    const chunk = Buffer.alloc(VALUE_CAP_BYTES, 4);
+    for (let i = 0; i < 9; i++) await h.storage.blobPut(appId, `chunk-${i}`, chunk, "application/octet-stream");
+    const room = APP_CAP_BYTES - (await h.storage.usage(appId));
+    const lease = h.storage.lease(appId, MiB);
+    if (dialect === "postgres") {
+      // Another instance may write: no room can be promised from memory.
+      expect(lease).toBeNull();
+      return;
+    }
+    expect(lease?.remaining).toBe(MiB);
+    // Another op's write may not take the held room...
+    const blocked = await refusal(h.storage.kvSet(appId, "other", JSON.stringify("o".repeat(room - MiB + 10)), null));
+    expect(blocked.kind).toBe("storage_full");
+    await h.storage.kvSet(appId, "other", JSON.stringify("o".repeat(room - MiB - 2)), null);
+    // ...and no second lease is granted beyond what is left.
+    expect(h.storage.lease(appId, MiB)).toBeNull();
+    // The holder's own writes fit, and count against its lease.
+    await h.storage.kvCommit(appId, [{ key: "mine", value: JSON.stringify("m".repeat(MiB - 2)) }], lease);
+    expect(lease?.remaining).toBe(0);
+    expect(await h.storage.usage(appId)).toBe(APP_CAP_BYTES);
+    lease?.release();
+    // Released and deleted from: the room is there for the next lease.
+    expect(await h.storage.kvDelete(appId, "mine")).toBe(true);
+    expect(h.storage.lease(appId, MiB)?.remaining).toBe(MiB);
+  });
+
   it("takes writes from two instances, to the same apps in opposite orders, without a deadlock", async () => {
     // A second AppStorage on the same store is a second instance's write batcher: its batches
     // lock the apps' usage rows in the same sorted order, so neither waits on the other forever.

@@ -1,3 +1,4 @@
+import type { KvWrite } from "../domain/storage/index.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
 import type { Capability, ExecutorOutcome } from "./types.ts";
@@ -15,6 +16,8 @@ export interface ChannelRun {
   invocation: string;
   headers: Record<string, string>;
   body: string;
+  /** Bytes of KV writes the op may make without waiting for Node (write-behind); 0: none. */
+  allowance?: number;
 }
 
 /** The call did not finish over the channel; the pool decides what that means for the process. */
@@ -81,7 +84,15 @@ export class ExecutorChannel {
   async run(call: ChannelRun, timeoutMs: number | undefined): Promise<ExecutorOutcome> {
     const { body, ...rest } = call;
     const { header, payload } = await this.request({ t: "run", ...rest }, body, timeoutMs);
-    const text = payload.toString("utf8");
+    const bodyBytes = Number.isInteger(header.bodyBytes) && Number(header.bodyBytes) <= payload.length ? Number(header.bodyBytes) : payload.length;
+    const text = payload.toString("utf8", 0, bodyBytes);
+    // The output gate of write-behind: writes the op made without waiting commit before anyone
+    // sees its result, and if they cannot, the result is an error (the refusal, in Operations).
+    if (header.writes !== undefined) {
+      const writes = writesOf(header.writes, payload.subarray(bodyBytes));
+      const reply = await this.bindings({ invocation: call.invocation, appId: call.appId, path: "/kv/commit", payload: Buffer.alloc(0), writes });
+      if (reply.status >= 300) return { kind: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "" };
+    }
     if (header.outcome === "threw") {
       return { kind: "threw", message: typeof header.message === "string" ? header.message : "the operation threw", stack: typeof header.stack === "string" ? header.stack : "" };
     }
@@ -202,9 +213,28 @@ export class ExecutorChannel {
       path: str(header.path) ?? "",
       ...(str(header.key) === undefined ? {} : { key: str(header.key) }),
       ...(str(header.contentType) === undefined ? {} : { contentType: str(header.contentType) }),
+      ...(header.writes === undefined ? {} : { writes: writesOf(header.writes, payload) }),
       payload,
     });
     if (this.closedWith !== null) return;
     this.send({ t: "reply", id: header.id, status: reply.status, contentType: reply.contentType, epoch: reply.epoch }, reply.body);
   }
+}
+
+/**
+ * The KV writes a frame carries (write-behind): `listed` holds [key, byte length] pairs whose
+ * values follow one another in `values`. Undefined when they do not add up.
+ */
+function writesOf(listed: unknown, values: Buffer): KvWrite[] | undefined {
+  if (!Array.isArray(listed)) return undefined;
+  const writes: KvWrite[] = [];
+  let at = 0;
+  for (const entry of listed as unknown[]) {
+    if (!Array.isArray(entry)) return undefined;
+    const [key, length] = entry as unknown[];
+    if (typeof key !== "string" || !Number.isInteger(length) || Number(length) < 0 || at + Number(length) > values.length) return undefined;
+    writes.push({ key, value: values.toString("utf8", at, at + Number(length)) });
+    at += Number(length);
+  }
+  return at === values.length ? writes : undefined;
 }

@@ -23,13 +23,13 @@ export interface ExecutorOptions {
   secrets?: SecretsSource;
   /** Tests only: loopback fixtures served as public origins (see EgressConfig). */
   egressTestOverrides?: EgressConfig["testOverrides"];
-  storage: StorageBackend;
   /**
-   * Let each workerd process cache KV reads. Only where this process is the only writer (the
-   * SQLite store): coherence rests on its invalidations reaching every process before a write is
-   * answered, and a second instance's writes would not send any.
+   * App data. When this instance is its sole writer (`storage.soleWriter`, the SQLite store),
+   * workerd caches KV reads and op calls write behind (src/executor/README.md): coherence rests
+   * on this instance's invalidations reaching every process before a write is answered, and
+   * leases on its knowing every write to an app; a second instance's writes would break both.
    */
-  kvReadCache?: boolean;
+  storage: StorageBackend;
   log: LogSink;
   clock: Clock;
   tuning?: Partial<ExecutorTuning>;
@@ -71,6 +71,9 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   channelRotateCalls: 100_000,
 };
 
+/** The most an op call may write without waiting for each write (one lease). */
+const WRITE_BEHIND_BYTES = 1024 * 1024;
+
 const WORKERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "workers");
 
 /**
@@ -85,6 +88,7 @@ export class Executor {
     readonly pool: ExecutorPool,
     private readonly api: InternalApi,
     private readonly dir: string,
+    private readonly storage: StorageBackend,
   ) {}
 
   static async start(o: ExecutorOptions): Promise<Executor> {
@@ -101,16 +105,16 @@ export class Executor {
     const api = new InternalApi(internalSocketPath, { invocations, code, log: o.log, secrets: o.secrets, egressKey: egress.key });
     // Counts committed KV writes; a read reply carries it so the cache can tell stale from fresh.
     let kvEpoch = 0;
-    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, ...(o.kvReadCache === true ? { kvEpoch: () => kvEpoch } : {}) });
+    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, ...(o.storage.soleWriter ? { kvEpoch: () => kvEpoch } : {}) });
     const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes, egress, bindings: (call) => bindings.handle(call) };
     const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
-    if (o.kvReadCache === true) {
+    if (o.storage.soleWriter) {
       // Called right after the commit, before the writer is answered.
       o.storage.onKvChange((appId, key) => pool.invalidate(appId, key, ++kvEpoch));
     }
-    const executor = new Executor(invocations, bindings, pool, api, dir);
+    const executor = new Executor(invocations, bindings, pool, api, dir, o.storage);
     try {
       await api.listen();
       await pool.start();
@@ -126,8 +130,21 @@ export class Executor {
     return join(this.dir, "internal.sock");
   }
 
-  invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
-    return this.pool.invoke(call);
+  /**
+   * Runs one op call. A write op of an app that imports KV gets a lease on its room when one can
+   * be held: its writes up to that size commit with its result instead of one by one.
+   */
+  async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
+    const invocation = this.invocations.get(call.headers["x-svc-invocation"]);
+    if (invocation === undefined || invocation.access !== "write" || !invocation.caps.has("kv")) return this.pool.invoke(call);
+    const lease = this.storage.lease(invocation.appId, WRITE_BEHIND_BYTES);
+    if (lease === null) return this.pool.invoke(call);
+    invocation.lease = lease;
+    try {
+      return await this.pool.invoke({ ...call, allowance: lease.remaining });
+    } finally {
+      lease.release();
+    }
   }
 
   healthy(): boolean {

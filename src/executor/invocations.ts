@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { WriteLease } from "../domain/storage/index.ts";
 import type { ApiError } from "../errors/index.ts";
 import type { Capability } from "./types.ts";
 
@@ -12,6 +13,8 @@ export interface Invocation {
   caps: ReadonlySet<Capability>;
   /** The first refusal a binding met (a write from a read op, a cap); surfaced if the op fails. */
   refusal: ApiError | null;
+  /** Room in the app's cap held for this call's writes (write-behind), if any. */
+  lease: WriteLease | null;
 }
 
 /**
@@ -21,8 +24,8 @@ export interface Invocation {
 export class Invocations {
   private readonly live = new Map<string, Invocation>();
 
-  mint(fields: Omit<Invocation, "id" | "refusal">): Invocation {
-    const invocation: Invocation = { ...fields, id: randomBytes(18).toString("base64url"), refusal: null };
+  mint(fields: Omit<Invocation, "id" | "refusal" | "lease">): Invocation {
+    const invocation: Invocation = { ...fields, id: randomBytes(18).toString("base64url"), refusal: null, lease: null };
     this.live.set(invocation.id, invocation);
     return invocation;
   }

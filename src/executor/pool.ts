@@ -165,6 +165,7 @@ export class ExecutorPool {
         invocation: call.headers["x-svc-invocation"] ?? "",
         headers: { ...call.headers, "content-type": "application/json" },
         body: call.body,
+        ...(call.allowance === undefined ? {} : { allowance: call.allowance }),
       };
       if (++member.calls >= this.o.channelRotateCalls) this.rotate(slot, member);
       return await member.channel.run(run, call.deadlineMs);

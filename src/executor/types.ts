@@ -55,6 +55,8 @@ export interface ExecutorCall {
   body: string;
   /** Wall-clock deadline of the call (30 s for op calls). */
   deadlineMs?: number;
+  /** Bytes of KV writes the op may make without waiting (its invocation's lease); Executor sets it. */
+  allowance?: number;
 }
 
 export type ExecutorOutcome =

@@ -69,7 +69,6 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       processes: o.processes ?? 1,
       code,
       storage,
-      kvReadCache: store.dialect === "sqlite",
       log: diag,
       clock,
       tuning: o.tuning,

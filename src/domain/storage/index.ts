@@ -1,2 +1,3 @@
-export { AppStorage, type StoredBlob } from "./storage.ts";
+export { AppStorage, type KvWrite, type StoredBlob } from "./storage.ts";
+export { WriteLease } from "./ledger.ts";
 export { APP_CAP_BYTES, KEY_CAP_BYTES, MiB, VALUE_CAP_BYTES, type ListOptions, type ListPage } from "./limits.ts";

@@ -26,10 +26,12 @@ export function checkValueSize(size: number): void {
   }
 }
 
-export function storageFull(used: number, size: number, freed: number): never {
+/** `held`: room that leases of running ops hold (ledger.ts); a write must leave it free. */
+export function storageFull(used: number, size: number, freed: number, held = 0): never {
   const after = used - freed + size;
-  throw apiError("storage_full", `this write would bring the app's storage to ${after} bytes; the cap is ${APP_CAP_BYTES}. Delete or shrink keys to make room`, {
-    recovery: recovery.shrink("payload", after, APP_CAP_BYTES),
+  const holding = held > 0 ? ` and running operations hold ${held} more` : "";
+  throw apiError("storage_full", `this write would bring the app's storage to ${after} bytes${holding}; the cap is ${APP_CAP_BYTES}. Delete or shrink keys to make room`, {
+    recovery: recovery.shrink("payload", after + held, APP_CAP_BYTES),
   });
 }
 

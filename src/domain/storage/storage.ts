@@ -1,9 +1,22 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
+import { ApiError } from "../../errors/index.ts";
 import { ensureUsageRow, lockUsageRows, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { UsageLedger, type WriteLease } from "./ledger.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
+
+/** One KV write: the value as the binding serialized it (JSON text). */
+export interface KvWrite {
+  key: string;
+  value: string;
+}
+
+interface Sized {
+  key: string;
+  size: number;
+}
 
 export interface StoredBlob {
   data: Buffer;
@@ -17,7 +30,13 @@ export interface StoredBlob {
  * concurrent writes can pass the cap together and the running total stays exact.
  */
 export class AppStorage {
+  /**
+   * True on SQLite, where this instance is the only writer: it may cache reads and hold room
+   * for running ops (leases) in memory, since no other instance's writes can go around it.
+   */
+  readonly soleWriter: boolean;
   private readonly batcher: WriteBatcher;
+  private readonly ledger: UsageLedger;
   private readonly changeHooks: ((appId: string, key: string) => void)[] = [];
   // The queries every KV call of an op runs, compiled once for this store (see PreparedQuery).
   private readonly q = {
@@ -46,6 +65,17 @@ export class AppStorage {
     private readonly clock: Clock,
   ) {
     this.batcher = new WriteBatcher(store, (trx, appIds) => lockUsageRows(trx, store.dialect, appIds));
+    this.soleWriter = store.dialect === "sqlite";
+    this.ledger = new UsageLedger(this.soleWriter, (appId) => this.usage(appId));
+  }
+
+  /**
+   * Holds up to `max` bytes of the app's room for one op's writes until released; null when
+   * there is no room, usage is not known yet (it is learnt for next time), or another instance
+   * may write (PostgreSQL). Every other write leaves the held room free.
+   */
+  lease(appId: string, max: number): WriteLease | null {
+    return this.ledger.lease(appId, max);
   }
 
   /** Called after each committed KV write or delete (live `data` events). */
@@ -63,14 +93,29 @@ export class AppStorage {
   }
 
   /** `json` is the value as the binding serialized it; its byte length is what counts. */
-  async kvSet(appId: string, key: string, json: string): Promise<void> {
-    checkKey(key);
-    const size = Buffer.byteLength(json);
-    checkValueSize(size);
-    await this.write("app_kv", appId, key, size, async (trx) => {
-      await this.q.kvUpsert.execute(trx, appId, key, json, size, this.clock.now());
+  async kvSet(appId: string, key: string, json: string, lease: WriteLease | null = null): Promise<void> {
+    await this.kvCommit(appId, [{ key, value: json }], lease);
+  }
+
+  /**
+   * Commits several writes as one: all of them or none. The last write of a key wins, and the
+   * cap is checked on what the app holds afterwards.
+   */
+  async kvCommit(appId: string, writes: readonly KvWrite[], lease: WriteLease | null = null): Promise<void> {
+    const last = new Map<string, string>();
+    for (const { key, value } of writes) {
+      checkKey(key);
+      last.delete(key);
+      last.set(key, value);
+    }
+    const entries = [...last].map(([key, value]) => ({ key, value, size: Buffer.byteLength(value) }));
+    for (const entry of entries) checkValueSize(entry.size);
+    if (entries.length === 0) return;
+    await this.write("app_kv", appId, entries, lease, async (trx) => {
+      const now = this.clock.now();
+      for (const { key, value, size } of entries) await this.q.kvUpsert.execute(trx, appId, key, value, size, now);
     });
-    this.changed(appId, key);
+    for (const { key } of entries) this.changed(appId, key);
   }
 
   async kvDelete(appId: string, key: string): Promise<boolean> {
@@ -83,10 +128,10 @@ export class AppStorage {
     return this.list("app_kv", appId, options);
   }
 
-  async blobPut(appId: string, key: string, data: Buffer, contentType: string): Promise<void> {
+  async blobPut(appId: string, key: string, data: Buffer, contentType: string, lease: WriteLease | null = null): Promise<void> {
     checkKey(key);
     checkValueSize(data.length);
-    await this.write("app_blobs", appId, key, data.length, async (trx) => {
+    await this.write("app_blobs", appId, [{ key, size: data.length }], lease, async (trx) => {
       const now = this.clock.now();
       await trx
         .insertInto("app_blobs")
@@ -127,17 +172,36 @@ export class AppStorage {
       await trx.deleteFrom("app_blobs").where("app_id", "=", appId).execute();
       await trx.deleteFrom("app_storage_usage").where("app_id", "=", appId).execute();
     });
+    this.ledger.forget(appId);
   }
 
-  private async write(table: ValueTable, appId: string, key: string, size: number, upsert: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
-    await this.batcher.run(appId, async (trx) => {
+  private async write(table: ValueTable, appId: string, entries: readonly Sized[], lease: WriteLease | null, upsert: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
+    await this.batched(appId, async (trx) => {
       const used = await this.lockUsage(trx, appId);
-      const old = await this.q.oldSize[table].takeFirst(trx, appId, key);
-      const freed = old === undefined ? 0 : Number(old.size);
-      if (used - freed + size > APP_CAP_BYTES) storageFull(used, size, freed);
+      let freed = 0;
+      let size = 0;
+      for (const entry of entries) {
+        const old = await this.q.oldSize[table].takeFirst(trx, appId, entry.key);
+        freed += old === undefined ? 0 : Number(old.size);
+        size += entry.size;
+      }
+      const held = this.ledger.heldBesides(appId, lease);
+      if (used - freed + size + held > APP_CAP_BYTES) storageFull(used, size, freed, held);
       await this.q.addUsage.execute(trx, size - freed, appId);
+      this.ledger.settle(appId, used - freed + size, lease, size);
       await upsert(trx);
     });
+  }
+
+  /** A batched write; a batch that rolls back leaves the ledger's usage for the app unknown. */
+  private async batched<T>(appId: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    try {
+      return await this.batcher.run(appId, work);
+    } catch (error) {
+      // A refusal settled nothing; anything else rolled the whole batch back.
+      if (!(error instanceof ApiError)) this.ledger.forget(appId);
+      throw error;
+    }
   }
 
   /** The app's bytes used, under the batch's lock (lockUsageRows); an app's first write makes its row. */
@@ -149,10 +213,11 @@ export class AppStorage {
   }
 
   private async remove(table: ValueTable, appId: string, key: string): Promise<boolean> {
-    return this.batcher.run(appId, async (trx) => {
-      await this.lockUsage(trx, appId);
+    return this.batched(appId, async (trx) => {
+      const used = await this.lockUsage(trx, appId);
       const old = await trx.deleteFrom(table).where("app_id", "=", appId).where("key", "=", key).returning("size").executeTakeFirst();
       if (old === undefined) return false;
+      this.ledger.settle(appId, used - Number(old.size), null, 0);
       await trx
         .updateTable("app_storage_usage")
         .set({ bytes: sql<number>`bytes - ${Number(old.size)}` })

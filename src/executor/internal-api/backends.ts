@@ -1,12 +1,18 @@
-import type { ListOptions, ListPage, StoredBlob } from "../../domain/storage/index.ts";
+import type { KvWrite, ListOptions, ListPage, StoredBlob, WriteLease } from "../../domain/storage/index.ts";
 
 /** What the internal API needs of app storage; `AppStorage` in domain/storage implements it. */
 export interface StorageBackend {
+  /** No other instance writes this app data: workerd may cache reads and write behind. */
+  readonly soleWriter: boolean;
+  /** Room held for one op's writes (see AppStorage.lease); null when none can be held. */
+  lease(appId: string, max: number): WriteLease | null;
   kvGet(appId: string, key: string): Promise<string | null>;
-  kvSet(appId: string, key: string, json: string): Promise<void>;
+  kvSet(appId: string, key: string, json: string, lease: WriteLease | null): Promise<void>;
+  /** Several writes as one commit: all of them or none. */
+  kvCommit(appId: string, writes: readonly KvWrite[], lease: WriteLease | null): Promise<void>;
   kvDelete(appId: string, key: string): Promise<boolean>;
   kvList(appId: string, options: ListOptions): Promise<ListPage>;
-  blobPut(appId: string, key: string, data: Buffer, contentType: string): Promise<void>;
+  blobPut(appId: string, key: string, data: Buffer, contentType: string, lease: WriteLease | null): Promise<void>;
   blobGet(appId: string, key: string): Promise<StoredBlob | null>;
   blobDelete(appId: string, key: string): Promise<boolean>;
   blobList(appId: string, options: ListOptions): Promise<ListPage>;

@@ -1,3 +1,4 @@
+import type { KvWrite } from "../../domain/storage/index.ts";
 import { apiError, ApiError, recovery } from "../../errors/index.ts";
 import { secretRedactor } from "../../domain/secrets/redact.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
@@ -17,6 +18,8 @@ export interface BindingCall {
   key?: string;
   contentType?: string;
   payload: Buffer;
+  /** `/kv/commit`: the writes an op made without waiting (write-behind); undefined if malformed. */
+  writes?: KvWrite[];
 }
 
 export interface BindingReply {
@@ -63,9 +66,10 @@ export class BindingHandler {
     try {
       if (invocation?.appId !== call.appId) throw apiError("forbidden", "unknown or finished invocation");
       return await this.run(invocation, call);
-    } catch (error) {
-      if (!(error instanceof ApiError)) return json({ ok: false, error: { kind: "capability_error", message: "the storage backend failed" } }, 502);
-      // Remember the first refusal: if the op then fails, the caller sees this, not a generic throw.
+    } catch (thrown) {
+      const error = thrown instanceof ApiError ? thrown : apiError("capability_error", "the storage backend failed");
+      // Remember the first refusal: if the op then fails, the caller sees this, not a generic
+      // throw; and a write-behind commit that fails fails the op (see ExecutorChannel.run).
       if (invocation !== undefined && invocation.refusal === null && invocation.appId === call.appId) invocation.refusal = error;
       return json(error.toEnvelope(), error.status);
     }
@@ -136,7 +140,16 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       cap: "kv",
       write: true,
       handler: async (inv, call) => {
-        await storage.kvSet(inv.appId, call.key ?? "", call.payload.toString("utf8"));
+        await storage.kvSet(inv.appId, call.key ?? "", call.payload.toString("utf8"), inv.lease);
+        return withEpoch(json({ ok: true }));
+      },
+    },
+    "/kv/commit": {
+      cap: "kv",
+      write: true,
+      handler: async (inv, call) => {
+        if (call.writes === undefined) throw apiError("invalid_request", "the binding sent malformed writes");
+        await storage.kvCommit(inv.appId, call.writes, inv.lease);
         return withEpoch(json({ ok: true }));
       },
     },
@@ -154,7 +167,7 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       cap: "blob",
       write: true,
       handler: async (inv, call) => {
-        await storage.blobPut(inv.appId, call.key ?? "", call.payload, call.contentType ?? "application/octet-stream");
+        await storage.blobPut(inv.appId, call.key ?? "", call.payload, call.contentType ?? "application/octet-stream", inv.lease);
         return json({ ok: true });
       },
     },

@@ -1,6 +1,12 @@
 // Runs INSIDE workerd, in each app's isolate, as its main module. The supervisor opens one
 // session per isolate and runs every op call through it: the session builds the app's env from
 // the capabilities it imported, bound to that call's invocation id, and reports a throw.
+//
+// Write-behind: Node may hold room in the app's cap for a call (its allowance). KV.set within
+// it resolves at once and the write travels with the op's result, or sooner (WriteBehind); Node
+// commits it before anyone sees that result, and turns the result into an error if it cannot.
+// Whatever could be refused (a key or value out of bounds, past the allowance, a read op) goes
+// to Node straight away as before, so the app sees every refusal at the call that caused it.
 import app from "./app.js";
 import { KvCache } from "./brickyard-kv-cache.js";
 import { abortIsolate, RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
@@ -23,6 +29,12 @@ export default {
 };
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+// Past this many queued writes, the next one sends them (keeps a frame's header small).
+const MAX_QUEUED_WRITES = 256;
+// Node's key rule (at most 512 bytes); a key that might break it goes the straight way.
+const MAX_KEY_BYTES = 512;
 
 class Session extends RpcTarget {
   #bindings;
@@ -45,31 +57,39 @@ class Session extends RpcTarget {
     this.#bindings[Symbol.dispose]();
   }
 
-  async run(op, headers, body, invalidations) {
+  async run(op, headers, body, invalidations, allowance) {
     // Writes committed elsewhere before this call began: this op must not read around them.
     const cache = this.#cache;
     if (invalidations.clear !== null) cache.clear(invalidations.clear);
     for (const [key, epoch] of invalidations.keys) cache.invalidate("", key, epoch);
     const request = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body });
     const live = { done: false };
-    const appEnv = makeEnv(this.#env, this.#bindings, headers["x-svc-invocation"] ?? "", cache, live);
+    const call = binder(this.#bindings, headers["x-svc-invocation"] ?? "");
+    const writes = new WriteBehind(allowance, call, cache);
+    const appEnv = makeEnv(this.#env, call, cache, live, writes);
+    let result;
     try {
       if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
       const res = await app.fetch(request, appEnv, this.#ctx);
       if (!(res instanceof Response)) throw new TypeError("default.fetch must return a Response");
-      return { outcome: "response", status: res.status, contentType: res.headers.get("content-type") ?? "", body: await res.text() };
+      result = { outcome: "response", status: res.status, contentType: res.headers.get("content-type") ?? "", body: await res.text() };
     } catch (error) {
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      return { outcome: "threw", message, stack: String(error?.stack ?? "") };
+      result = { outcome: "threw", message, stack: String(error?.stack ?? "") };
     } finally {
       // Node refuses a finished invocation's binding calls; cached reads must refuse them too.
       live.done = true;
     }
+    // The writes still queued go with the result; those sent already must have committed.
+    const queued = writes.finish();
+    if (!(await writes.settled())) return { outcome: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "" };
+    return queued === null ? result : { ...result, ...queued };
   }
 }
 
-function makeEnv(env, bindings, invocation, cache, live) {
-  async function call(path, payload, extra = {}) {
+/** Calls a binding in Node as this invocation; a refusal throws with its kind. */
+function binder(bindings, invocation) {
+  return async function call(path, payload, extra = {}) {
     const res = await bindings.call({ invocation, path, ...extra }, payload ?? "");
     if (res.status >= 200 && res.status < 300) return res;
     let failure = null;
@@ -82,18 +102,104 @@ function makeEnv(env, bindings, invocation, cache, live) {
     error.name = "CapabilityError";
     error.kind = failure?.error?.kind ?? "capability_error";
     throw error;
+  };
+}
+
+/** One op call's KV writes that have not gone to Node yet, within the allowance Node holds. */
+class WriteBehind {
+  /** The values this call wrote, so that its own reads see them: key → bytes. */
+  own = new Map();
+  #queue = [];
+  #left;
+  #call;
+  #cache;
+  #timer = null;
+  /** Settles true once every batch sent so far has committed, false once one has failed. */
+  #sent = Promise.resolve(true);
+  #failure = null;
+
+  constructor(allowance, call, cache) {
+    this.#left = allowance;
+    this.#call = call;
+    this.#cache = cache;
   }
+
+  /** Takes a write that cannot be refused; false: send it the straight way. */
+  offer(key, bytes) {
+    if (this.#failure !== null || bytes.length > this.#left || this.#queue.length >= MAX_QUEUED_WRITES || !plainKey(key)) return false;
+    this.#left -= bytes.length;
+    this.#queue.push([key, bytes]);
+    this.own.set(key, bytes);
+    // An op that goes on to wait for something else sends its writes then, not at its end: others
+    // see them about when they would have, and a crash meanwhile does not lose them.
+    this.#timer ??= setTimeout(() => void this.flush().catch(() => undefined), 0);
+    return true;
+  }
+
+  /** Sends what is queued and waits for every batch sent so far; throws what a failed one threw. */
+  async flush() {
+    const batch = this.#take();
+    if (batch !== null) this.#sent = this.#sent.then((ok) => ok && this.#send(batch));
+    if (!(await this.#sent)) throw this.#failure;
+  }
+
+  /** At the op's end: what is still queued, in the form a result carries it, or null. */
+  finish() {
+    return this.#take();
+  }
+
+  /** Whether every batch sent before the end committed. */
+  settled() {
+    return this.#sent;
+  }
+
+  async #send(batch) {
+    try {
+      const res = await this.#call("/kv/commit", batch.values, { writes: batch.writes });
+      // This isolate's own writes: a read that started before them must not be cached after.
+      if (typeof res.epoch === "number") for (const [key] of batch.writes) this.#cache.invalidate("", key, res.epoch);
+      return true;
+    } catch (error) {
+      this.#failure = error;
+      return false;
+    }
+  }
+
+  #take() {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (this.#queue.length === 0) return null;
+    const queue = this.#queue;
+    this.#queue = [];
+    const values = new Uint8Array(queue.reduce((n, [, bytes]) => n + bytes.length, 0));
+    let at = 0;
+    for (const [, bytes] of queue) {
+      values.set(bytes, at);
+      at += bytes.length;
+    }
+    return { writes: queue.map(([key, bytes]) => [key, bytes.length]), values };
+  }
+}
+
+function plainKey(key) {
+  if (typeof key !== "string" || key.length === 0) return false;
+  // Three UTF-8 bytes per UTF-16 unit at most: short keys need no count.
+  return key.length * 3 <= MAX_KEY_BYTES || encoder.encode(key).length <= MAX_KEY_BYTES;
+}
+
+function makeEnv(env, call, cache, live, writes) {
   const text = (res) => decoder.decode(res.body);
   // This isolate's own write: a read that started before it must not be cached after it.
   const written = (key, res) => {
     if (typeof res.epoch === "number") cache.invalidate("", String(key), res.epoch);
+    writes.own.delete(String(key));
   };
   const json = async (path, payload) => JSON.parse(text(await call(path, JSON.stringify(payload))));
   const out = { ...env.VARS };
   if (env.CAPS.includes("kv")) {
     out.KV = Object.freeze({
       async get(key) {
-        let bytes = typeof key === "string" && !live.done ? cache.get("", key) : undefined;
+        let bytes = typeof key === "string" && !live.done ? (writes.own.get(key) ?? cache.get("", key)) : undefined;
         if (bytes === undefined) {
           const res = await call("/kv/get", "", { key });
           // Node sends an epoch only when the cache is on (this instance is the only writer).
@@ -106,14 +212,22 @@ function makeEnv(env, bindings, invocation, cache, live) {
       async set(key, value) {
         const body = JSON.stringify(value);
         if (body === undefined) throw new TypeError("KV values must be JSON-serializable");
-        written(key, await call("/kv/set", body, { key: String(key) }));
+        const bytes = encoder.encode(body);
+        if (!live.done && writes.offer(key, bytes)) return;
+        // In order: what this call queued lands before this write does.
+        await writes.flush();
+        written(key, await call("/kv/set", bytes, { key: String(key) }));
       },
       async delete(key) {
+        await writes.flush();
         const res = await call("/kv/delete", JSON.stringify({ key }));
         written(key, res);
         return JSON.parse(text(res)).deleted;
       },
-      list: (options = {}) => json("/kv/list", options),
+      async list(options = {}) {
+        await writes.flush();
+        return json("/kv/list", options);
+      },
     });
   }
   if (env.CAPS.includes("blob")) {

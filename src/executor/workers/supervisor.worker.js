@@ -29,17 +29,26 @@ export default {
   },
 };
 
-// A frame is [u32 header length][header JSON][payload bytes], in both directions.
+// A frame is [u32 header length][header JSON][payload bytes], in both directions. A result
+// may carry the op's KV writes after its body (write-behind): header.bodyBytes says where the
+// body ends, header.writes lists [key, byte length] of the values that follow.
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function encode(header, payload) {
+function bytesOf(payload) {
+  return payload === undefined ? new Uint8Array(0) : typeof payload === "string" ? encoder.encode(payload) : new Uint8Array(payload);
+}
+
+function encode(header, payload, tail) {
+  const body = bytesOf(payload);
+  if (tail !== undefined) header.bodyBytes = body.length;
   const head = encoder.encode(JSON.stringify(header));
-  const body = payload === undefined ? new Uint8Array(0) : typeof payload === "string" ? encoder.encode(payload) : new Uint8Array(payload);
-  const frame = new Uint8Array(4 + head.length + body.length);
+  const rest = tail ?? new Uint8Array(0);
+  const frame = new Uint8Array(4 + head.length + body.length + rest.length);
   new DataView(frame.buffer).setUint32(0, head.length);
   frame.set(head, 4);
   frame.set(body, 4 + head.length);
+  frame.set(rest, 4 + head.length + body.length);
   return frame;
 }
 
@@ -76,8 +85,8 @@ class Channel {
     this.nextId = 0;
   }
 
-  send(header, payload) {
-    this.socket.send(encode(header, payload));
+  send(header, payload, tail) {
+    this.socket.send(encode(header, payload, tail));
   }
 
   receive(data) {
@@ -146,15 +155,16 @@ class Channel {
     try {
       const held = this.session(key, header);
       const session = await held.session;
-      result = await session.run(header.op, header.headers, payload, held.invalidations.take());
+      result = await session.run(header.op, header.headers, payload, held.invalidations.take(), header.allowance ?? 0);
     } catch (error) {
       // Not the app's own throw (the shim catches those): the module failed to load or evaluate
       // (syntax error, top-level throw, no code), or the isolate went away. Start over next time.
       void this.drop(key);
       result = { outcome: "threw", message: String(error?.message ?? error), stack: String(error?.stack ?? "") };
     }
-    const { body, ...rest } = result;
-    this.send({ ...rest, t: "result", id }, body ?? "");
+    const { body, writes, values, ...rest } = result;
+    if (writes === undefined) this.send({ ...rest, t: "result", id }, body ?? "");
+    else this.send({ ...rest, t: "result", id, writes }, body ?? "", values);
   }
 
   async fetchCode(invocation) {
@@ -205,7 +215,8 @@ class Bindings extends RpcTarget {
   }
 
   call(header, payload) {
-    return this.#channel.bind(this.#appId, { invocation: String(header.invocation), path: String(header.path), key: header.key, contentType: header.contentType }, payload);
+    const { invocation, path, key, contentType, writes } = header;
+    return this.#channel.bind(this.#appId, { invocation: String(invocation), path: String(path), key, contentType, writes }, payload);
   }
 }
 
