@@ -1,6 +1,7 @@
 // Op-call benchmark: Brickyard's executor path (Operations → pool → supervisor → loader isolate)
 // against bare workerd serving the same trivial module directly, measured in the same run.
-// Run: npm run bench:op-call  (env: BENCH_SECONDS=2, BENCH_ROUNDS=3, BENCH_CONCURRENCY=8, DATABASE_URL for PG)
+// Run: npm run bench:op-call  (env: BENCH_SECONDS=2 × BENCH_ROUNDS=3 seconds of each row, BENCH_CONCURRENCY=8,
+// DATABASE_URL for PG)
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,34 +49,79 @@ function cpuOf(pids: readonly number[]): number {
   }, 0);
 }
 
-async function measure(call: () => Promise<unknown>, workerdPids: () => readonly number[]): Promise<Result> {
-  for (let i = 0; i < 100; i++) await call(); // warm up
-  const latencies: number[] = [];
+/** One row of the table: where its calls go, and a fresh caller when its app has had enough. */
+interface Row {
+  /** A caller for the next stretch of this row, warmed up. Ceilings are per app per minute. */
+  fresh: () => Promise<() => Promise<unknown>>;
+  pids: () => readonly number[];
+}
+
+interface Tally {
+  latencies: number[];
+  ms: number;
+  nodeUs: number;
+  workerdUs: number;
+}
+
+const SLICE_MS = 250;
+// At 10,000 calls a second, 2 s of one app's calls stay under the enterprise ceiling of 30,000 a
+// minute, however the slices spread them.
+const APP_MS = 2000;
+
+/** Runs `call` from CONCURRENCY loops for `ms`; adds what it saw to `tally`. */
+async function slice(call: () => Promise<unknown>, pids: readonly number[], ms: number, tally: Tally): Promise<void> {
   const node0 = process.cpuUsage();
-  const pids = workerdPids();
   const workerd0 = cpuOf(pids);
-  const end = performance.now() + SECONDS * 1000;
+  const start = performance.now();
+  const end = start + ms;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < end) {
-        const start = performance.now();
+        const t = performance.now();
         await call();
-        latencies.push(performance.now() - start);
+        tally.latencies.push(performance.now() - t);
       }
     }),
   );
   const node = process.cpuUsage(node0);
-  const workerd = cpuOf(pids) - workerd0;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  const n = Math.max(1, latencies.length);
-  return { rps: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99), nodeUs: (node.user + node.system) / n, workerdUs: workerd / n };
+  tally.ms += performance.now() - start;
+  tally.nodeUs += node.user + node.system;
+  tally.workerdUs += cpuOf(pids) - workerd0;
 }
 
-function medianOf(results: Result[]): Result {
-  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  const of = (pick: (r: Result) => number) => median(results.map(pick));
-  return { rps: of((r) => r.rps), p50: of((r) => r.p50), p99: of((r) => r.p99), nodeUs: of((r) => r.nodeUs), workerdUs: of((r) => r.workerdUs) };
+/**
+ * Measures every row in short slices taken in turn, SECONDS × ROUNDS of each in all. The machine
+ * is shared and its speed drifts over seconds; rows measured one after another for seconds each
+ * saw different machines, so their ratios swung more than the changes they were meant to show.
+ */
+async function measure<K extends string>(rows: Record<K, Row>): Promise<Record<K, Result>> {
+  const names = Object.keys(rows) as K[];
+  const state = new Map(names.map((name) => [name, { call: null as (() => Promise<unknown>) | null, appMs: 0, tally: { latencies: [], ms: 0, nodeUs: 0, workerdUs: 0 } }]));
+  const slices = Math.ceil((SECONDS * ROUNDS * 1000) / SLICE_MS);
+  for (let i = 0; i < slices; i++) {
+    // A different row goes first each time, so none always follows the same neighbour.
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(i + j) % names.length] as K;
+      const s = state.get(name);
+      if (s === undefined) continue;
+      if (s.call === null || s.appMs >= APP_MS) {
+        s.call = await rows[name].fresh();
+        s.appMs = 0;
+      }
+      const before = s.tally.ms;
+      await slice(s.call, rows[name].pids(), SLICE_MS, s.tally);
+      s.appMs += s.tally.ms - before;
+    }
+  }
+  const out = {} as Record<K, Result>;
+  for (const name of names) {
+    const tally = state.get(name)?.tally;
+    const latencies = [...(tally?.latencies ?? [])].sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+    const n = Math.max(1, latencies.length);
+    out[name] = { rps: (latencies.length * 1000) / Math.max(1, tally?.ms ?? 0), p50: at(0.5), p99: at(0.99), nodeUs: (tally?.nodeUs ?? 0) / n, workerdUs: (tally?.workerdUs ?? 0) / n };
+  }
+  return out;
 }
 
 async function bareWorkerd(dir: string): Promise<{ call: () => Promise<unknown>; pid: number | undefined; stop: () => void }> {
@@ -130,7 +176,7 @@ async function brickyardOverHttp(dir: string): Promise<{ appCall: (round: number
   const { token } = await new Tokens(store.db, systemClock, config).mintUserToken(user.id, { name: "bench", days: 1 });
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
-  // One app per round, for the same reason as the executor rows' apps.
+  // A fresh app now and then, for the same reason as the executor rows' apps.
   const appCall = async (round: number) => {
     const module = `export const manifest = { id: "bench-${round}", routes: { op: {} } };\n${TRIVIAL}`;
     const created = await request(`${origin}/app`, { dispatcher: agent, method: "POST", body: JSON.stringify({ module }), headers });
@@ -177,33 +223,24 @@ async function main(): Promise<void> {
       // Enterprise ceilings so the benchmark measures the executor, not the run-per-minute limit.
       return { id, revision, plan: "enterprise", manifest: { routes: { op: {} }, capabilities: { imports } } };
     };
-    // A fresh app per round: even enterprise ceilings (30,000 runs a minute per app) would
-    // otherwise stop a fast run. measure() warms each one up first.
-    const apps = (round: number) => ({
-      trivial: app(`bench-trivial-${round}`, TRIVIAL),
-      kv: app(`bench-kv-${round}`, KV_MODULE, 1, ["svc:storage/kv@1.0"]),
-      kvCold: app(`bench-kv-cold-${round}`, KV_COLD_MODULE, 1, ["svc:storage/kv@1.0"]),
-    });
     const call = (a: AppRecord) => () => ops.call({ app: a, role: "owner", op: "op", input: {}, trigger: "http", userId: null });
-
-    // Rounds alternate the three so a load spike from elsewhere on the machine hits all alike;
-    // each figure is the median over rounds.
-    const rounds: { baseline: Result; trivial: Result; overHttp: Result; kv: Result; kvCold: Result }[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const { trivial: trivialApp, kv: kvApp, kvCold: kvColdApp } = apps(r);
-      rounds.push({
-        baseline: await measure(bare.call, () => (bare.pid === undefined ? [] : [bare.pid])),
-        trivial: await measure(call(trivialApp), () => executor.pool.pids()),
-        overHttp: await measure(await http.appCall(r), http.pids),
-        kv: await measure(call(kvApp), () => executor.pool.pids()),
-        kvCold: await measure(call(kvColdApp), () => executor.pool.pids()),
-      });
-    }
-    const baseline = medianOf(rounds.map((r) => r.baseline));
-    const trivial = medianOf(rounds.map((r) => r.trivial));
-    const overHttp = medianOf(rounds.map((r) => r.overHttp));
-    const kv = medianOf(rounds.map((r) => r.kv));
-    const kvCold = medianOf(rounds.map((r) => r.kvCold));
+    // A fresh app now and then (see APP_MS), warmed up before it is measured.
+    let made = 0;
+    const warm = async (caller: () => Promise<unknown>) => {
+      for (let i = 0; i < 100; i++) await caller();
+      return caller;
+    };
+    const executorRow = (name: string, module: string, imports: string[] = []): Row => ({
+      fresh: () => warm(call(app(`bench-${name}-${made++}`, module, 1, imports))),
+      pids: () => executor.pool.pids(),
+    });
+    const { baseline, trivial, overHttp, kv, kvCold } = await measure({
+      baseline: { fresh: () => warm(bare.call), pids: () => (bare.pid === undefined ? [] : [bare.pid]) },
+      trivial: executorRow("trivial", TRIVIAL),
+      overHttp: { fresh: async () => warm(await http.appCall(made++)), pids: http.pids },
+      kv: executorRow("kv", KV_MODULE, ["svc:storage/kv@1.0"]),
+      kvCold: executorRow("kv-cold", KV_COLD_MODULE, ["svc:storage/kv@1.0"]),
+    });
 
     const firstCalls: number[] = [];
     for (let revision = 1; revision <= 200; revision++) {
@@ -217,7 +254,7 @@ async function main(): Promise<void> {
     const row = (name: string, r: Result) =>
       `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   CPU/call: node ${r.nodeUs.toFixed(0)} µs, workerd ${r.workerdUs.toFixed(0)} µs`;
     console.log(
-      `op-call benchmark: ${CONCURRENCY} concurrent, ${SECONDS} s each, median of ${ROUNDS} rounds, store ${store.dialect}, ${executor.pool.pids().length} workerd processes, KV read cache ${store.dialect === "sqlite" ? "on" : "off"}`,
+      `op-call benchmark: ${CONCURRENCY} concurrent, ${SECONDS * ROUNDS} s of each row in ${SLICE_MS} ms slices taken in turn, store ${store.dialect}, ${executor.pool.pids().length} workerd processes, KV read cache ${store.dialect === "sqlite" ? "on" : "off"}`,
     );
     console.log(row("bare workerd, trivial module", baseline));
     console.log(row("brickyard (a) trivial op", trivial));

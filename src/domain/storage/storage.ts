@@ -52,6 +52,22 @@ export class AppStorage {
       app_kv: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_kv").select("size").where("app_id", "=", appId).where("key", "=", key)),
       app_blobs: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_blobs").select("size").where("app_id", "=", appId).where("key", "=", key)),
     },
+    // A write's first check in one statement: the app's usage (null: no row yet) and the size of
+    // the value it replaces (null: none). `appId` twice: a prepared argument is used once.
+    space: {
+      app_kv: new PreparedQuery(3, (db, appId: string, sameAppId: string, key: string) =>
+        db.selectNoFrom((eb) => [
+          eb.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).as("used"),
+          eb.selectFrom("app_kv").select("size").where("app_id", "=", sameAppId).where("key", "=", key).as("old"),
+        ]),
+      ),
+      app_blobs: new PreparedQuery(3, (db, appId: string, sameAppId: string, key: string) =>
+        db.selectNoFrom((eb) => [
+          eb.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).as("used"),
+          eb.selectFrom("app_blobs").select("size").where("app_id", "=", sameAppId).where("key", "=", key).as("old"),
+        ]),
+      ),
+    },
     kvUpsert: new PreparedQuery(5, (db, appId: string, key: string, value: string, size: number, now: number) =>
       db
         .insertInto("app_kv")
@@ -176,18 +192,24 @@ export class AppStorage {
   }
 
   private async write(table: ValueTable, appId: string, entries: readonly Sized[], lease: WriteLease | null, upsert: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
+    const [first, ...rest] = entries;
+    if (first === undefined) return;
     await this.batched(appId, async (trx) => {
-      const used = await this.lockUsage(trx, appId);
-      let freed = 0;
-      let size = 0;
-      for (const entry of entries) {
+      const space = await this.q.space[table].takeFirst(trx, appId, appId, first.key);
+      // The app's first write makes its usage row.
+      if ((space?.used ?? null) === null) await ensureUsageRow(trx, appId);
+      const used = Number(space?.used ?? 0);
+      let freed = Number(space?.old ?? 0);
+      let size = first.size;
+      for (const entry of rest) {
         const old = await this.q.oldSize[table].takeFirst(trx, appId, entry.key);
         freed += old === undefined ? 0 : Number(old.size);
         size += entry.size;
       }
       const held = this.ledger.heldBesides(appId, lease);
       if (used - freed + size + held > APP_CAP_BYTES) storageFull(used, size, freed, held);
-      await this.q.addUsage.execute(trx, size - freed, appId);
+      // An overwrite of the same size (a counter, a flag) leaves the total as it was.
+      if (size !== freed) await this.q.addUsage.execute(trx, size - freed, appId);
       this.ledger.settle(appId, used - freed + size, lease, size);
       await upsert(trx);
     });
