@@ -135,4 +135,25 @@ describeEachDialect("executor: write-behind keeps every write's promise", (diale
     expect((error as ApiError).kind).toBe("operation_failed");
     expect(await h.storage.kvGet(app.id, "before-throw")).toBe("1");
   });
+
+  it("checks a commit of queued writes in Node as it checks each write, whatever the isolate sends", async () => {
+    // App code shares its isolate with the shim and could make it queue anything; Node decides.
+    const app = await publish("wb-forged");
+    const commit = async (access: "read" | "write", writes: { key: string; value: string }[] | undefined) => {
+      const invocation = h.executor.invocations.mint({ appId: app.id, revision: 1, op: "warm", access, caps: new Set(["kv"]) });
+      try {
+        const reply = await h.executor.bindings.handle({ invocation: invocation.id, appId: app.id, path: "/kv/commit", payload: Buffer.alloc(0), ...(writes === undefined ? {} : { writes }) });
+        return { status: reply.status, kind: reply.status < 300 ? null : (JSON.parse(reply.body.toString()) as { error: { kind: string } }).error.kind };
+      } finally {
+        h.executor.invocations.end(invocation.id);
+      }
+    };
+    expect(await commit("read", [{ key: "sneaky", value: "1" }])).toEqual({ status: 403, kind: "forbidden_write" });
+    expect(await commit("write", undefined)).toEqual({ status: 400, kind: "invalid_request" });
+    expect(await commit("write", [{ key: "", value: "1" }])).toEqual({ status: 400, kind: "invalid_request" });
+    expect(await commit("write", [{ key: "huge", value: "x".repeat(VALUE_CAP_BYTES + 1) }])).toEqual({ status: 413, kind: "stored_value_too_large" });
+    expect(await h.storage.kvGet(app.id, "sneaky")).toBeNull();
+    expect(await commit("write", [{ key: "fine", value: "1" }])).toEqual({ status: 200, kind: null });
+    expect(await h.storage.kvGet(app.id, "fine")).toBe("1");
+  });
 });
