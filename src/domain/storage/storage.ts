@@ -18,6 +18,24 @@ interface Sized {
   size: number;
 }
 
+/** The size of the value a write replaces, if any. */
+function oldSizeQuery(table: ValueTable) {
+  return new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom(table).select("size").where("app_id", "=", appId).where("key", "=", key));
+}
+
+/**
+ * A write's first check in one statement: the app's usage (null: no row yet) and the size of the
+ * value it replaces (null: none). `appId` twice: a prepared argument is used once.
+ */
+function spaceQuery(table: ValueTable) {
+  return new PreparedQuery(3, (db, appId: string, sameAppId: string, key: string) =>
+    db.selectNoFrom((eb) => [
+      eb.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).as("used"),
+      eb.selectFrom(table).select("size").where("app_id", "=", sameAppId).where("key", "=", key).as("old"),
+    ]),
+  );
+}
+
 export interface StoredBlob {
   data: Buffer;
   contentType: string;
@@ -48,26 +66,8 @@ export class AppStorage {
         .set({ bytes: sql<number>`bytes + ${delta}` })
         .where("app_id", "=", appId),
     ),
-    oldSize: {
-      app_kv: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_kv").select("size").where("app_id", "=", appId).where("key", "=", key)),
-      app_blobs: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_blobs").select("size").where("app_id", "=", appId).where("key", "=", key)),
-    },
-    // A write's first check in one statement: the app's usage (null: no row yet) and the size of
-    // the value it replaces (null: none). `appId` twice: a prepared argument is used once.
-    space: {
-      app_kv: new PreparedQuery(3, (db, appId: string, sameAppId: string, key: string) =>
-        db.selectNoFrom((eb) => [
-          eb.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).as("used"),
-          eb.selectFrom("app_kv").select("size").where("app_id", "=", sameAppId).where("key", "=", key).as("old"),
-        ]),
-      ),
-      app_blobs: new PreparedQuery(3, (db, appId: string, sameAppId: string, key: string) =>
-        db.selectNoFrom((eb) => [
-          eb.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).as("used"),
-          eb.selectFrom("app_blobs").select("size").where("app_id", "=", sameAppId).where("key", "=", key).as("old"),
-        ]),
-      ),
-    },
+    oldSize: { app_kv: oldSizeQuery("app_kv"), app_blobs: oldSizeQuery("app_blobs") },
+    space: { app_kv: spaceQuery("app_kv"), app_blobs: spaceQuery("app_blobs") },
     kvUpsert: new PreparedQuery(5, (db, appId: string, key: string, value: string, size: number, now: number) =>
       db
         .insertInto("app_kv")
@@ -177,7 +177,7 @@ export class AppStorage {
 
   /** Bytes the app's values take, from the running counter. */
   async usage(appId: string): Promise<number> {
-    const row = await this.store.db.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).executeTakeFirst();
+    const row = await this.q.usage.takeFirst(this.store.db, appId);
     return row === undefined ? 0 : Number(row.bytes);
   }
 
