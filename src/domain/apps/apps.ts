@@ -119,7 +119,7 @@ export class Apps {
     if (actor !== null && actor.kind !== "user") {
       throw apiError("unauthorized", `a ${actor.kind} token cannot create apps; send no token for an anonymous create, or a user token`);
     }
-    const prepared = prepareSource({ module: input.module, ui: input.ui, styles: input.styles });
+    const prepared = await prepareSource({ module: input.module, ui: input.ui, styles: input.styles });
     if (actor === null) return this.createAnonymous(prepared, input);
     return this.upsert(actor.userId, prepared);
   }
@@ -173,7 +173,7 @@ export class Apps {
     // PUT needs no precondition (last write wins), but one that is sent is honoured as on PATCH.
     const expected = ifMatch === undefined ? null : expectedRevision(ifMatch, undefined, app.revision, this.sourceUrl(id));
     if (expected !== null && expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
-    const prepared = prepareSource(source);
+    const prepared = await prepareSource(source);
     assertSameManifestId(app.manifestId, prepared.manifest.id);
     const now = this.clock.now();
     const updated = await this.writeThenRead(id, async (trx) =>
@@ -206,7 +206,7 @@ export class Apps {
     if (expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
     const current = await this.codeAt(id, app.revision);
     if (current === null) throw new Error(`app ${id} has no source for its revision ${app.revision}`);
-    const prepared = prepareSource(applyEdits(current, edits));
+    const prepared = await prepareSource(applyEdits(current, edits));
     assertSameManifestId(app.manifestId, prepared.manifest.id);
     const updated = await this.writeThenRead(id, (trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
     if (updated === null) {

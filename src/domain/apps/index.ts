@@ -7,5 +7,4 @@ export { DEFAULT_ICON, iconSvg, type Icon } from "./icon.ts";
 export type { Capabilities, CapabilityImport, Manifest, RouteSpec } from "./manifest-types.ts";
 export type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
 export type { AppRecord } from "./queries.ts";
-export { compileRouteSchema } from "./route-schemas.ts";
 export { canonicalUrl, revisionEtag, uuidUrl } from "./urls.ts";

@@ -1,34 +1,26 @@
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
-import type { LiteralValue } from "./manifest.ts";
-
-// One ajv for every app's route schemas. `strict: false` lets annotation keywords agents like to
-// write (`example`, `x-…`) through; the draft 2020-12 meta-schema still rejects malformed schemas.
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: true, addUsedSchema: false });
-addFormats.default(ajv);
-
-// Compiling costs about a millisecond per schema and apps are rewritten with the same schemas
-// over and over, so compiled validators are kept by their JSON text (oldest dropped first).
-const CACHE_MAX = 2000;
-const cache = new Map<string, ValidateFunction>();
+import { apiError } from "../../errors/index.ts";
+import { compileSchemaSource, SchemaCostError } from "../schemas/index.ts";
+import type { RouteSpec } from "./manifest-types.ts";
 
 /**
- * The compiled validator of a route's `input` or `output` JSON Schema (draft 2020-12). Throws
- * ajv's error when the schema is not a valid schema; the executor uses the same function.
+ * Compiles every route schema of a manifest (draft 2020-12, the meta-schema checked); the first
+ * that cannot be used is a 400 `invalid_route_schema` naming its path. Runs where prepareSource
+ * runs: in the off-thread worker. validateManifest has already checked each schema's bounds.
  */
-export function compileRouteSchema(schema: LiteralValue): ValidateFunction {
-  const key = JSON.stringify(schema);
-  const hit = cache.get(key);
-  if (hit !== undefined) return hit;
-  if (typeof schema !== "boolean" && (typeof schema !== "object" || schema === null || Array.isArray(schema))) {
-    throw new Error("a JSON Schema must be an object or a boolean");
+export function checkRouteSchemas(routes: Record<string, RouteSpec>): void {
+  for (const [op, route] of Object.entries(routes)) {
+    for (const direction of ["input", "output"] as const) {
+      const schema = route[direction];
+      if (schema === undefined || schema === null) continue;
+      const path = `manifest.routes.${op}.${direction}`;
+      try {
+        compileSchemaSource(schema, true);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        const bounded = !(error instanceof SchemaCostError || error instanceof RangeError);
+        const problem = bounded ? `is not a valid JSON Schema (draft 2020-12): ${reason}` : `cannot be checked in bounded time: ${reason}`;
+        throw apiError("invalid_route_schema", `${path} ${problem}`, { details: { path } });
+      }
+    }
   }
-  // Each app's schemas are independent: an `$id` must not collide with another app's.
-  const compiled = ajv.compile(schema);
-  cache.set(key, compiled);
-  if (cache.size > CACHE_MAX) {
-    const oldest = cache.keys().next();
-    if (oldest.done !== true) cache.delete(oldest.value);
-  }
-  return compiled;
 }

@@ -2,7 +2,7 @@ import { apiError, type ErrorKind } from "../../errors/index.ts";
 import { normalizeIcon } from "./icon.ts";
 import type { LiteralValue } from "./manifest.ts";
 import { CAPABILITY_IMPORTS, type CapabilityImport, type Capabilities, type Manifest, type RouteSpec } from "./manifest-types.ts";
-import { compileRouteSchema } from "./route-schemas.ts";
+import { schemaBounds, SchemaCostError } from "../schemas/index.ts";
 
 export const MANIFEST_ID_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const MANIFEST_ID_MAX = 64;
@@ -45,10 +45,20 @@ export function validateManifest(raw: LiteralValue): { manifest: Manifest; warni
   };
 }
 
+/**
+ * What all of a manifest's route schemas may hold together, so one write's compile (in the
+ * schema worker: ajv about 0.1 ms a node, RE2 about 0.25 ms a pattern) stays short and others'
+ * writes do not queue long behind it. schemas/cost.ts bounds each schema alone; the compile
+ * itself happens in prepareSource (route-schemas.ts).
+ */
+export const MANIFEST_SCHEMA_NODES = 1024;
+export const MANIFEST_SCHEMA_PATTERNS = 64;
+
 function validateRoutes(raw: LiteralValue | undefined): Record<string, RouteSpec> {
   if (raw === undefined || raw === null) return {};
   const routes = object(raw, "manifest.routes", "invalid_routes_shape");
   const out: Record<string, RouteSpec> = {};
+  const total = { nodes: 0, patterns: 0 };
   for (const [op, value] of Object.entries(routes)) {
     const path = `manifest.routes.${op}`;
     if (!OPERATION_ID_PATTERN.test(op)) fail("invalid_routes_shape", path, `is not a valid operation id (${OPERATION_ID_PATTERN.source})`);
@@ -62,20 +72,25 @@ function validateRoutes(raw: LiteralValue | undefined): Record<string, RouteSpec
       title: optionalString(route.title, `${path}.title`, 200, "invalid_routes_shape"),
       description: optionalString(route.description, `${path}.description`, 2000, "invalid_routes_shape"),
       access,
-      input: routeSchema(route.input, `${path}.input`),
-      output: routeSchema(route.output, `${path}.output`),
+      input: routeSchema(route.input, `${path}.input`, total),
+      output: routeSchema(route.output, `${path}.output`, total),
     };
   }
   return out;
 }
 
-function routeSchema(raw: LiteralValue | undefined, path: string): LiteralValue | null {
+function routeSchema(raw: LiteralValue | undefined, path: string, total: { nodes: number; patterns: number }): LiteralValue | null {
   if (raw === undefined || raw === null) return null;
   try {
-    compileRouteSchema(raw);
+    // Counted before compiling: a manifest past the totals never reaches ajv.
+    const bounds = schemaBounds(raw);
+    total.nodes += bounds.nodes;
+    total.patterns += bounds.patterns;
+    if (total.nodes > MANIFEST_SCHEMA_NODES) throw new SchemaCostError(`the manifest's route schemas hold more than ${MANIFEST_SCHEMA_NODES} subschemas in all`);
+    if (total.patterns > MANIFEST_SCHEMA_PATTERNS) throw new SchemaCostError(`the manifest's route schemas hold more than ${MANIFEST_SCHEMA_PATTERNS} patterns in all`);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    fail("invalid_route_schema", path, `is not a valid JSON Schema (draft 2020-12): ${reason}`);
+    if (!(error instanceof SchemaCostError)) throw error;
+    fail("invalid_route_schema", path, `cannot be checked in bounded time: ${error.message}`);
   }
   return raw;
 }

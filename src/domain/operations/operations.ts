@@ -5,7 +5,8 @@ import { capabilitiesOf, ExecutorFault, type ExecutorOutcome, type RouteSpec } f
 import type { Activity, DiagRing } from "../diagnostics/index.ts";
 import type { RedactorSource } from "../secrets/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
-import { inputError, RouteSchemas } from "./schemas.ts";
+import { checkValue } from "../schemas/index.ts";
+import { inputError, RouteSchemas, TOO_COSTLY } from "./schemas.ts";
 
 export type Role = "owner" | "collaborator" | "end-user" | "viewer" | "team-admin" | "team-member" | "app" | "visitor";
 export type Trigger = "http" | "routine" | "webhook" | "agent";
@@ -68,8 +69,12 @@ export class Operations {
 
     const input = c.input === undefined || c.input === null ? {} : c.input;
     if (typeof input !== "object" || Array.isArray(input)) throw apiError("invalid_input", "the input must be a JSON object");
-    const validate = this.schemas.get(`${app.id}:${app.revision}:${op}:in`, route.input);
-    if (validate !== null && !validate(input)) inputError(validate.errors ?? []);
+    const schema = await this.schemas.get(`${app.id}:${app.revision}:${op}:in`, route.input);
+    const checked = schema === null ? null : checkValue(schema, input);
+    if (checked !== null && !checked.ok) {
+      if ("tooCostly" in checked) throw apiError("invalid_input", `the input is too large for this operation: ${TOO_COSTLY}`, { details: { reason: "validation_budget" } });
+      inputError(checked.errors);
+    }
 
     const release = this.ceilings.acquire(app.id, app.plan ?? "free", `${this.baseUrl}/app/${app.id}/api/${encodeURIComponent(op)}`);
     const caps = capabilitiesOf(app.manifest.capabilities?.imports);
@@ -123,9 +128,10 @@ export class Operations {
       throw apiError("operation_failed", message, {}, { status: 500 });
     }
     if (!envelope.ok) throw apiError("operation_failed", (await this.redactorFor(app.id))(envelope.message));
-    const validate = this.schemas.get(`${app.id}:${app.revision}:${op}:out`, route.output);
-    if (validate !== null && !validate(envelope.value)) {
-      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`);
+    const schema = await this.schemas.get(`${app.id}:${app.revision}:${op}:out`, route.output);
+    const checked = schema === null ? null : checkValue(schema, envelope.value);
+    if (checked !== null && !checked.ok) {
+      const problems = "tooCostly" in checked ? [`/ ${TOO_COSTLY}`] : checked.errors.map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`);
       await this.record(app.id, "contract_validation", app.revision, `${op}: output does not match its schema`, {
         op,
         direction: "output",

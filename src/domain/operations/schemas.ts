@@ -1,31 +1,30 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { apiError } from "../../errors/index.ts";
+import { Validators, VALIDATION_BUDGET } from "../schemas/index.ts";
 
 /**
- * Compiled JSON Schemas (draft 2020-12) of app routes, per (app, revision, op, direction):
- * compiled once on first use, since a revision's schemas never change.
+ * Validators of app routes, per (app, revision, op, direction): compiled once on first use off
+ * Node's thread (a revision's schemas never change), kept here by key.
  */
 export class RouteSchemas {
-  private readonly ajv: Ajv2020;
   private readonly cache = new Map<string, ValidateFunction | null>();
 
-  constructor(private readonly capacity = 5000) {
-    this.ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema: false });
-    addFormats.default(this.ajv);
-  }
+  constructor(
+    private readonly capacity = 5000,
+    private readonly validators = Validators.shared,
+  ) {}
 
   /** The validator for a schema, or null when the route declares none. */
-  get(cacheKey: string, schema: unknown): ValidateFunction | null {
+  async get(cacheKey: string, schema: unknown): Promise<ValidateFunction | null> {
     const hit = this.cache.get(cacheKey);
     if (hit !== undefined) return hit;
     let compiled: ValidateFunction | null = null;
     if (schema !== undefined && schema !== null) {
       try {
-        compiled = this.ajv.compile(schema);
+        compiled = await this.validators.of(schema);
       } catch (error) {
-        // The manifest validator rejects such schemas at publish time; this is a safety net.
-        throw apiError("invalid_route_schema", `the route schema does not compile: ${error instanceof Error ? error.message : String(error)}`);
+        // The manifest check refuses such schemas when the app is written; this is a safety net.
+        throw apiError("invalid_route_schema", `the route schema cannot be used: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
     this.cache.set(cacheKey, compiled);
@@ -36,6 +35,9 @@ export class RouteSchemas {
     return compiled;
   }
 }
+
+/** Why a value was refused when checking it would have run past the work budget (schemas/meter.ts). */
+export const TOO_COSTLY = `checking it against the schema takes more than ${VALIDATION_BUDGET.toLocaleString("en")} work units (about one per keyword checked); send less or simplify the schema`;
 
 /** 400 `unexpected_keys` when the only complaint is undeclared keys, else 400 `invalid_input`. */
 export function inputError(errors: ErrorObject[]): never {

@@ -8,6 +8,7 @@ import { requireAppWrite } from "../apps/app-write.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { RouteSchemas } from "../operations/schemas.ts";
+import { checkValue } from "../schemas/index.ts";
 import { insertWithinCaps } from "../capped-insert.ts";
 import { PLAN_LIMITS, planRefusal } from "../plans.ts";
 import { INTERVAL_MS, nextSlot, parseInterval, type Interval } from "./intervals.ts";
@@ -52,8 +53,8 @@ export class Routines {
     const route = Object.hasOwn(app.manifest.routes, input.op) ? app.manifest.routes[input.op] : undefined;
     if (route === undefined) throw apiError("unknown_operation", `this app declares no operation "${input.op}"`);
     // A routine sends `{}`: an op whose input schema refuses `{}` could never succeed.
-    const validate = this.schemas.get(`${app.id}:${app.revision}:${input.op}`, route.input);
-    if (validate !== null && !validate({})) {
+    const validate = await this.schemas.get(`${app.id}:${app.revision}:${input.op}`, route.input);
+    if (validate !== null && !checkValue(validate, {}).ok) {
       throw apiError("op_requires_input", `"${input.op}" requires input, but a routine calls it with {}; pick an op whose input fields are optional`);
     }
     // Caps and plan are the app owner's (spec: "from the app owner's plan"), whoever asks.

@@ -1,0 +1,1 @@
+export { JOB_DEADLINE_MS, OffThread } from "./pool.ts";

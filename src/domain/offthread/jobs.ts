@@ -1,0 +1,39 @@
+import { ApiError } from "../../errors/index.ts";
+import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../apps/source.ts";
+import { compileSchemaSource } from "../schemas/compile.ts";
+import { SchemaCostError } from "../schemas/cost.ts";
+
+/** Work that parses or compiles what an app wrote: CPU-bound, so never on Node's main thread. */
+export type Job = { type: "prepare"; source: SourceBundle } | { type: "compile"; schema: unknown };
+
+export type JobResult<J extends Job> = J extends { type: "prepare" } ? PreparedSource : string;
+
+/** A refusal as it crosses the thread boundary (structured clone keeps no classes). */
+export type JobError =
+  | { type: "api"; kind: ApiError["kind"]; message: string; fields: ApiError["fields"]; status: number; headers: Record<string, string> }
+  | { type: "unbounded" | "error"; message: string };
+
+export type Reply = { ok: true; value: unknown } | { ok: false; error: JobError };
+
+/** Runs in the worker (thread.js). */
+export function runJob(job: Job): Reply {
+  try {
+    if (job.type === "prepare") return { ok: true, value: prepareSourceNow(job.source) };
+    return { ok: true, value: compileSchemaSource(job.schema) };
+  } catch (error) {
+    return { ok: false, error: serialize(error) };
+  }
+}
+
+function serialize(error: unknown): JobError {
+  if (error instanceof ApiError) return { type: "api", kind: error.kind, message: error.message, fields: error.fields, status: error.status, headers: error.headers };
+  const message = error instanceof Error ? error.message : String(error);
+  // A stack overflow in ajv's code generator is a schema too deep to compile: its cost, too.
+  return { type: error instanceof SchemaCostError || error instanceof RangeError ? "unbounded" : "error", message };
+}
+
+/** The error a job's caller sees, rebuilt on the main thread. */
+export function deserialize(error: JobError): Error {
+  if (error.type === "api") return new ApiError(error.kind, error.message, error.fields, { status: error.status, headers: error.headers });
+  return error.type === "unbounded" ? new SchemaCostError(error.message) : new Error(error.message);
+}

@@ -1,0 +1,29 @@
+import type { ValidateFunction } from "ajv/dist/2020.js";
+import { OffThread } from "../offthread/index.ts";
+import { loadValidator } from "./runtime.ts";
+
+const CACHE_MAX = 2_000;
+
+/**
+ * Validators of app schemas, compiled in the off-thread worker and only loaded here (Node's
+ * thread evaluates ajv's generated source, it never compiles), cached by schema text.
+ */
+export class Validators {
+  private readonly cache = new Map<string, ValidateFunction>();
+
+  constructor(private readonly worker = OffThread.shared) {}
+
+  /** Process-wide instance: apps share schemas often, and one cache serves all. */
+  static readonly shared = new Validators();
+
+  /** The validator of a schema that was checked when written; rejects when unusable. */
+  async of(schema: unknown): Promise<ValidateFunction> {
+    const key = JSON.stringify(schema);
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit;
+    const validate = loadValidator(await this.worker.run({ type: "compile", schema }));
+    this.cache.set(key, validate);
+    if (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value ?? key);
+    return validate;
+  }
+}
