@@ -127,6 +127,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     secrets: secretsSource,
     dataDir: deps.config.dataDir,
     processes: deps.config.executors,
+    freeProcesses: deps.config.freeExecutors,
     code: appCodeSource(apps),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     storage,

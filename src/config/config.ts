@@ -15,8 +15,10 @@ export interface Config {
   databaseUrl: string | null;
   /** Blob store location; unset means `dataDir/blobs`. */
   blobStore: string | null;
-  /** Number of workerd processes in the executor pool. */
+  /** Number of workerd processes for claimed apps. */
   executors: number;
+  /** Number of workerd processes for unclaimed apps, apart from claimed ones (0: share them). */
+  freeExecutors: number;
   /** Whether anyone may sign up (`open`) or only the CLI creates users (`closed`). */
   signup: "open" | "closed";
   /** SMTP URL for outgoing mail; unset keeps mail in the outbox table. */
@@ -51,6 +53,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: nonEmpty(env.DATABASE_URL),
     blobStore: nonEmpty(env.BLOB_STORE),
     executors: integer(env, "EXECUTORS", availableParallelism(), 1, 64),
+    freeExecutors: integer(env, "FREE_EXECUTORS", 1, 0, 64),
     signup,
     smtpUrl: nonEmpty(env.SMTP_URL),
     secretsKey,

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Clock } from "../config/clock.ts";
@@ -8,6 +8,7 @@ import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/back
 import { BindingHandler } from "./internal-api/bindings.ts";
 import { InternalApi } from "./internal-api/server.ts";
 import { Invocations } from "./invocations.ts";
+import { MemoryCeiling } from "./memory-ceiling.ts";
 import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
 import { Quarantine } from "./quarantine.ts";
 import type { CodeSource, ExecutorCall, ExecutorOutcome } from "./types.ts";
@@ -16,8 +17,10 @@ import type { EgressConfig } from "./workerd-config.ts";
 export interface ExecutorOptions {
   /** DATA_DIR; the executor makes a private 0700 directory inside it for config and sockets. */
   dataDir: string;
-  /** EXECUTORS: number of workerd processes. */
+  /** EXECUTORS: number of workerd processes for claimed apps. */
   processes: number;
+  /** FREE_EXECUTORS: processes for unclaimed apps (1 when omitted; 0 runs them with claimed ones). */
+  freeProcesses?: number;
   code: CodeSource;
   /** Secrets for `env`; none when omitted. */
   secrets?: SecretsSource;
@@ -42,7 +45,18 @@ export interface ExecutorTuning {
   maxOldSpaceMb: number;
   startupTimeoutMs: number;
   pingIntervalMs: number;
+  /** A process that leaves a ping unanswered this long is hung. */
   pingTimeoutMs: number;
+  /** CPU a call and the work it leaves behind may use in one busy stretch (pool.ts checkCpu()). */
+  cpuBudgetMs: number;
+  /** Hard ceiling per process: the kernel's limit where it lets us set one, and the RSS watchdog. */
+  memoryMaxBytes: number;
+  /** An app that ran in a process this recently is a suspect when it faults (trials.ts). */
+  backgroundWindowMs: number;
+  /** A group on trial that stays quiet and unharmed this long is acquitted. */
+  probationMs: number;
+  /** At most this many probation processes at once; more suspects share them. */
+  probationProcesses: number;
   quarantineMs: number;
   maxIsolatesPerProcess: number;
   isolateIdleMs: number;
@@ -58,9 +72,14 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   compatibilityDate: "2025-09-01",
   maxOldSpaceMb: 256,
   startupTimeoutMs: 15_000,
-  pingIntervalMs: 1_000,
+  pingIntervalMs: 250,
   // A call may hold the thread this long before its process counts as hung and is killed.
-  pingTimeoutMs: 3_000,
+  pingTimeoutMs: 1_000,
+  cpuBudgetMs: 1_000,
+  memoryMaxBytes: 1536 * 1024 * 1024,
+  backgroundWindowMs: 10_000,
+  probationMs: 5_000,
+  probationProcesses: 4,
   quarantineMs: 5 * 60_000,
   // ~1.5 MiB per isolate: 300 keeps a process near 500 MiB.
   maxIsolatesPerProcess: 300,
@@ -93,10 +112,14 @@ export class Executor {
 
   static async start(o: ExecutorOptions): Promise<Executor> {
     const tuning = { ...DEFAULT_TUNING, ...o.tuning };
+    removeStaleDirs(o.dataDir);
+    const ceiling = MemoryCeiling.detect();
+    ceiling?.sweep();
     // Sockets live in a directory only this user can enter: workerd reaches the internal API
     // through it and nothing else on the machine should.
     const dir = mkdtempSync(join(o.dataDir, "executor-"));
     chmodSync(dir, 0o700);
+    writeOwner(dir);
     for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js", "kv-cache.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
     const egress: EgressConfig = { key: randomBytes(32).toString("base64url"), ...(o.egressTestOverrides ? { testOverrides: o.egressTestOverrides } : {}) };
     const internalSocketPath = join(dir, "internal.sock");
@@ -106,7 +129,16 @@ export class Executor {
     // Counts committed KV writes; a read reply carries it so the cache can tell stale from fresh.
     let kvEpoch = 0;
     const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, ...(o.storage.soleWriter ? { kvEpoch: () => kvEpoch } : {}) });
-    const poolOptions: PoolOptions = { ...tuning, dir, internalSocketPath, size: o.processes, egress, bindings: (call) => bindings.handle(call) };
+    const poolOptions: PoolOptions = {
+      ...tuning,
+      dir,
+      internalSocketPath,
+      size: o.processes,
+      freeSize: o.freeProcesses ?? 1,
+      ceiling,
+      egress,
+      bindings: (call) => bindings.handle(call),
+    };
     const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
@@ -155,5 +187,48 @@ export class Executor {
     await this.pool.close();
     await this.api.close();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Each executor directory names the process that made it, so a later start can tell it is stale. */
+const OWNER_FILE = "owner.pid";
+
+function writeOwner(dir: string): void {
+  writeFileSync(join(dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
+}
+
+/**
+ * Executor directories left behind by instances that died without closing (a crash, SIGKILL):
+ * removed at start, unless the process that made one is still running (tests run several
+ * instances on one data directory's parent, and a second instance may share DATA_DIR).
+ */
+function removeStaleDirs(dataDir: string): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(dataDir).filter((name) => name.startsWith("executor-"));
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const dir = join(dataDir, name);
+    let owner = NaN;
+    try {
+      owner = Number(readFileSync(join(dir, OWNER_FILE), "utf8"));
+    } catch {
+      // made before owner files existed: nobody is using it
+    }
+    if (Number.isInteger(owner) && alive(owner)) continue;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, owned by someone else
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

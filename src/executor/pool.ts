@@ -4,27 +4,46 @@ import type { ExecutorTuning } from "./executor.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { IsolateTable } from "./isolates.ts";
+import type { MemoryCeiling } from "./memory-ceiling.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
-import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason } from "./types.ts";
+import { Trials, type Trial } from "./trials.ts";
+import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane } from "./types.ts";
 
 /** The pool's share of the executor's tuning (see ExecutorTuning for what each knob means). */
 type PoolTuning = Pick<
   ExecutorTuning,
-  "pingIntervalMs" | "pingTimeoutMs" | "maxIsolatesPerProcess" | "isolateIdleMs" | "rssHighWaterBytes" | "drainMs" | "channelRotateEvictions" | "channelRotateCalls"
+  | "pingIntervalMs"
+  | "pingTimeoutMs"
+  | "cpuBudgetMs"
+  | "memoryMaxBytes"
+  | "backgroundWindowMs"
+  | "probationMs"
+  | "probationProcesses"
+  | "maxIsolatesPerProcess"
+  | "isolateIdleMs"
+  | "rssHighWaterBytes"
+  | "drainMs"
+  | "channelRotateEvictions"
+  | "channelRotateCalls"
 >;
 
 export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
+  /** Processes per lane; a free lane of 0 runs free apps with the claimed ones. */
   size: number;
+  freeSize: number;
+  /** The kernel's per-process memory limit, where this host lets us set one. */
+  ceiling: MemoryCeiling | null;
   /** Answers the binding calls (env.KV …) that come back over each process's channel. */
   bindings: (call: BindingCall) => Promise<BindingReply>;
 }
 
 export type PoolEvent =
-  | { type: "fault"; slot: number; reason: FaultReason; suspects: string[]; quarantined: string | null; failedCalls: number }
-  | { type: "recycle"; slot: number; rssBytes: number }
-  | { type: "channel_rotated"; slot: number }
-  | { type: "start_failed"; slot: number; error: unknown };
+  | { type: "fault"; slot: string; reason: FaultReason; suspects: string[]; quarantined: string | null; failedCalls: number }
+  | { type: "acquitted"; slot: string; apps: string[] }
+  | { type: "recycle"; slot: string; rssBytes: number }
+  | { type: "channel_rotated"; slot: string }
+  | { type: "start_failed"; slot: string; error: unknown };
 
 interface Inflight {
   appId: string;
@@ -50,37 +69,48 @@ interface Member {
   abort: AbortController;
   inflight: Set<Inflight>;
   isolates: IsolateTable;
+  /** App id → performance.now() when it last began or ended a call here. */
+  ran: Map<string, number>;
+  /** performance.now() when the last ping that was answered went out. */
+  healthyAt: number;
+  /** CPU ms at the start of the current busy stretch (see checkCpu()), and whether a call ended since. */
+  cpuMark: number | null;
+  progressed: boolean;
   faulted: boolean;
   retiring: boolean;
   pinging: boolean;
-  /** Resolved whenever in-flight calls drop to zero. */
-  idleWaiters: (() => void)[];
+  /** CPU ms at the last tick. */
+  cpuLast: number | null;
 }
 
 interface Slot {
-  index: number;
+  /** `claimed-0`, `free-1`, `trial-7`: names processes and events. */
+  name: string;
   starts: number;
   current: Member | null;
   starting: Promise<Member> | null;
   recycling: boolean;
-  /** Apps that were in flight when this slot's process went down, not yet cleared. */
-  suspects: Set<string>;
-  /** Held while a suspect's probation call runs alone on the process. */
-  exclusive: Promise<void> | null;
   /** Calls placed on this slot and not yet answered, counted from placement on. */
   load: number;
+  /** Set on a probation process: the suspects it runs, and nothing else. */
+  trial: Trial | null;
 }
 
+const newSlot = (name: string, trial: Trial | null = null): Slot => ({ name, starts: 0, current: null, starting: null, recycling: false, load: 0, trial });
+
 /**
- * N workerd processes; each app is routed to one by a stable hash of its id. A watchdog pings
- * every process: one that stops answering or exits is killed and restarted and its in-flight
- * calls fail. Which call ran away cannot be told from outside a blocked process, so: if one app
- * was in flight it is quarantined; if several were, each becomes a suspect whose next call runs
- * alone on the process (probation) — the culprit then faults alone and is quarantined, the
- * others are cleared.
+ * Two lanes of workerd processes: claimed apps in one, free (unclaimed) apps in the other, so
+ * nothing an anonymous app does reaches a claimed one. Within a lane each app goes to a process
+ * by a stable hash of its id. A watchdog pings every process and reads its CPU time and RSS: one
+ * that stops answering for `pingTimeoutMs`, stays busy for `cpuBudgetMs` without finishing a
+ * call, passes `memoryMaxBytes` or exits is killed and restarted, and its in-flight calls fail.
+ * Which isolate did it cannot be told from outside a process, so every app that ran there lately
+ * is a suspect and goes on trial (trials.ts): only a fault in a process of its own convicts an app.
  */
 export class ExecutorPool {
-  private readonly slots: Slot[];
+  private readonly lanes: Record<Lane, Slot[]>;
+  private readonly trials: Trials;
+  private readonly trialSlots = new Map<Trial, Slot>();
   /** Every live process, draining ones included, so close() can kill them all. */
   private readonly members = new Set<Member>();
   private timer: NodeJS.Timeout | null = null;
@@ -93,7 +123,15 @@ export class ExecutorPool {
     private readonly quarantine: Quarantine,
     private readonly bundle: (appId: string, revision: number) => Promise<CodeBundle | null>,
   ) {
-    this.slots = Array.from({ length: o.size }, (_, index) => ({ index, starts: 0, current: null, starting: null, recycling: false, suspects: new Set(), exclusive: null, load: 0 }));
+    const claimed = Array.from({ length: o.size }, (_, i) => newSlot(`claimed-${i}`));
+    this.lanes = { claimed, free: o.freeSize === 0 ? claimed : Array.from({ length: o.freeSize }, (_, i) => newSlot(`free-${i}`)) };
+    this.trials = new Trials(o.probationProcesses);
+  }
+
+  /** Every lane slot and every probation slot. */
+  private get slots(): Slot[] {
+    const lanes = this.lanes.free === this.lanes.claimed ? this.lanes.claimed : [...this.lanes.claimed, ...this.lanes.free];
+    return [...lanes, ...this.trialSlots.values()];
   }
 
   async start(): Promise<void> {
@@ -102,9 +140,13 @@ export class ExecutorPool {
     this.timer.unref();
   }
 
-  /** True when every slot has a live process. */
+  /**
+   * True when every lane has its processes live or coming back. A process restarting after a
+   * fault is the pool working as meant: were that "unhealthy", any anonymous app could make a
+   * supervisor restart the whole service by hanging its own process.
+   */
   healthy(): boolean {
-    return !this.closed && this.slots.every((s) => s.current !== null && !s.current.faulted);
+    return !this.closed && this.slots.every((s) => s.trial !== null || s.starting !== null || (s.current !== null && !s.current.faulted));
   }
 
   async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
@@ -113,30 +155,25 @@ export class ExecutorPool {
     if (left > 0) {
       throw new ExecutorFault("quarantined", "not_started", `this app took an executor down and is quarantined for ${Math.ceil(left / 1000)} s more`);
     }
-    const slot = this.placeFor(call.appId);
+    const trial = this.trials.of(call.appId);
+    const slot = trial === undefined ? this.placeFor(call.appId, call.lane ?? "claimed") : this.trialSlot(trial);
     slot.load += 1;
+    if (trial !== undefined) trial.inflight += 1;
     try {
-      return await this.place(slot, call);
+      return await this.run(slot, call);
     } finally {
       slot.load -= 1;
+      if (trial !== undefined) {
+        trial.inflight -= 1;
+        trial.quietSince = performance.now();
+      }
     }
   }
 
-  private async place(slot: Slot, call: ExecutorCall): Promise<ExecutorOutcome> {
-    while (slot.exclusive !== null) await slot.exclusive;
-    if (!slot.suspects.has(call.appId)) return this.run(slot, call);
-    let release = () => undefined as void;
-    slot.exclusive = new Promise<void>((resolve) => (release = resolve));
-    try {
-      const current = slot.current;
-      if (current !== null && current.inflight.size > 0) await new Promise<void>((resolve) => current.idleWaiters.push(resolve));
-      const outcome = await this.run(slot, call);
-      slot.suspects.delete(call.appId);
-      return outcome;
-    } finally {
-      slot.exclusive = null;
-      release();
-    }
+  private trialSlot(trial: Trial): Slot {
+    let slot = this.trialSlots.get(trial);
+    if (slot === undefined) this.trialSlots.set(trial, (slot = newSlot(`trial-${trial.id}`, trial)));
+    return slot;
   }
 
   private async run(slot: Slot, call: ExecutorCall): Promise<ExecutorOutcome> {
@@ -153,6 +190,7 @@ export class ExecutorPool {
     const code = member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null);
     const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now() };
     member.inflight.add(entry);
+    member.ran.set(call.appId, entry.since);
     member.isolates.begin(key, entry.startedAt);
     if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(slot, member, this.o.maxIsolatesPerProcess, 0);
     try {
@@ -184,8 +222,9 @@ export class ExecutorPool {
     } finally {
       member.inflight.delete(entry);
       member.lastDone = performance.now();
+      member.ran.set(call.appId, member.lastDone);
+      member.progressed = true;
       member.isolates.end(key);
-      if (member.inflight.size === 0) for (const wake of member.idleWaiters.splice(0)) wake();
       if (member.retiring && member.inflight.size === 0) member.proc.kill();
     }
   }
@@ -218,9 +257,11 @@ export class ExecutorPool {
     return this.slots.flatMap((s) => (s.current?.proc.pid === undefined ? [] : [s.current.proc.pid]));
   }
 
-  /** The live process of a slot (tests kill it to prove restarts). */
-  processOf(appId: string): WorkerdProcess | null {
-    return this.slotFor(appId).current?.proc ?? null;
+  /** The live process an app's calls go to (tests kill it to prove restarts). */
+  processOf(appId: string, lane: Lane = "claimed"): WorkerdProcess | null {
+    const trial = this.trials.of(appId);
+    const slot = trial === undefined ? this.slotFor(appId, lane) : this.trialSlots.get(trial);
+    return slot?.current?.proc ?? null;
   }
 
   /**
@@ -229,19 +270,22 @@ export class ExecutorPool {
    * both. Only between processes whose calls keep finishing: one that stopped may be held by a
    * runaway, and spilling onto it, or away from a process it blocks, would spread the damage.
    */
-  private placeFor(appId: string): Slot {
-    const primary = this.slotFor(appId);
+  private placeFor(appId: string, lane: Lane): Slot {
+    const slots = this.lanes[lane];
+    const index = fnv1a(appId) % slots.length;
+    const primary = this.slotFor(appId, lane);
     const p = primary.current;
-    if (this.slots.length < 2 || p === null || primary.exclusive !== null || primary.suspects.has(appId) || primary.load < SPILL_AT) return primary;
-    const secondary = this.slots[(primary.index + 1 + (fnv1a(`${appId}#2`) % (this.slots.length - 1))) % this.slots.length];
+    if (slots.length < 2 || p === null || primary.load < SPILL_AT) return primary;
+    const secondary = slots[(index + 1 + (fnv1a(`${appId}#2`) % (slots.length - 1))) % slots.length];
     const s = secondary?.current ?? null;
-    if (secondary === undefined || s === null || s.faulted || secondary.exclusive !== null || secondary.suspects.has(appId)) return primary;
+    if (secondary === undefined || s === null || s.faulted) return primary;
     if (secondary.load + 1 >= primary.load) return primary;
     return moving(p) && moving(s) ? secondary : primary;
   }
 
-  private slotFor(appId: string): Slot {
-    const slot = this.slots[fnv1a(appId) % this.slots.length];
+  private slotFor(appId: string, lane: Lane): Slot {
+    const slots = this.lanes[lane];
+    const slot = slots[fnv1a(appId) % slots.length];
     if (slot === undefined) throw new Error("pool has no slots");
     return slot;
   }
@@ -256,7 +300,7 @@ export class ExecutorPool {
       },
       (error: unknown) => {
         slot.starting = null;
-        this.onEvent({ type: "start_failed", slot: slot.index, error });
+        this.onEvent({ type: "start_failed", slot: slot.name, error });
         throw error;
       },
     );
@@ -265,11 +309,13 @@ export class ExecutorPool {
 
   private async spawn(slot: Slot): Promise<Member> {
     slot.starts += 1;
-    const proc = await WorkerdProcess.start({ ...this.o, name: `exec-${slot.index}-${slot.starts}` });
+    const name = `exec-${slot.name}-${slot.starts}`;
+    const proc = await WorkerdProcess.start({ ...this.o, name });
+    if (proc.pid !== undefined) this.o.ceiling?.confine(name, proc.pid, this.o.memoryMaxBytes);
     // Listening is not answering: a process joins the pool once the supervisor replied.
     if (!(await proc.ping(this.o.startupTimeoutMs))) {
       proc.kill();
-      throw new Error(`executor process ${slot.index} listened but did not answer a ping`);
+      throw new Error(`executor process ${name} listened but did not answer a ping`);
     }
     let channel: ExecutorChannel;
     try {
@@ -290,10 +336,14 @@ export class ExecutorPool {
       abort,
       inflight: new Set(),
       isolates: new IsolateTable(),
+      ran: new Map(),
+      healthyAt: performance.now(),
+      cpuMark: null,
+      progressed: false,
       faulted: false,
       retiring: false,
       pinging: false,
-      idleWaiters: [],
+      cpuLast: null,
     };
     this.watch(slot, member, channel);
     // A fault fails every call waiting on the process's channels at once.
@@ -304,7 +354,9 @@ export class ExecutorPool {
     proc.onExit = () => {
       this.members.delete(member);
       for (const channel of member.channels) channel.close();
-      if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
+      const killedByKernel = this.o.ceiling?.oomKilled(name) ?? false;
+      this.o.ceiling?.release(name);
+      if (!member.retiring && !this.closed) this.fault(slot, member, killedByKernel ? "memory" : "crashed");
     };
     if (this.closed) proc.kill();
     return member;
@@ -345,7 +397,7 @@ export class ExecutorPool {
         const old = member.channel;
         member.channel = fresh;
         old.closeWhenIdle(() => member.channels.delete(old));
-        this.onEvent({ type: "channel_rotated", slot: slot.index });
+        this.onEvent({ type: "channel_rotated", slot: slot.name });
       },
       () => {
         // The process is failing; the watchdog deals with that. Calls stay on the old channel.
@@ -354,23 +406,45 @@ export class ExecutorPool {
     );
   }
 
-  /** Kill, fail in-flight calls, quarantine the likely culprit, restart. */
+  /**
+   * Kill, fail in-flight calls, restart. On a shared process every app that ran there lately
+   * goes on trial; on a probation process the group is convicted (one app) or split.
+   */
   private fault(slot: Slot, member: Member, reason: FaultReason): void {
     // A draining process is being replaced already; its calls fail on their own if it dies.
     if (member.faulted || member.retiring) return;
     member.faulted = true;
-    const suspects = [...new Set([...member.inflight].map((e) => e.appId))];
-    const quarantined = suspects.length === 1 ? (suspects[0] ?? null) : null;
-    if (quarantined !== null) {
-      this.quarantine.add(quarantined);
-      slot.suspects.delete(quarantined);
-    } else for (const appId of suspects) slot.suspects.add(appId);
+    const now = performance.now();
+    let suspects: string[];
+    let quarantined: string | null = null;
+    if (slot.trial === null) {
+      suspects = this.suspectsOf(member, now);
+      this.trials.accuse(suspects, now);
+    } else {
+      // Of the group, only apps that ran in this process can have brought it down.
+      suspects = [...slot.trial.apps].filter((appId) => member.ran.has(appId));
+      quarantined = this.trials.convict(slot.trial, suspects, now);
+      if (quarantined !== null) this.quarantine.add(quarantined);
+      this.trialSlots.delete(slot.trial);
+    }
     const failed = member.inflight.size;
-    this.failAll(member, new ExecutorFault(reason, "may_have_run", reason === "hung" ? "the executor stopped answering (a call ran away) and was restarted" : "the executor process died and was restarted"));
+    this.failAll(member, new ExecutorFault(reason, "may_have_run", FAULT_MESSAGES[reason] ?? "the executor process died and was restarted"));
     member.proc.kill();
-    this.onEvent({ type: "fault", slot: slot.index, reason, suspects, quarantined, failedCalls: failed });
+    this.onEvent({ type: "fault", slot: slot.name, reason, suspects, quarantined, failedCalls: failed });
     if (slot.current === member) slot.current = null;
-    if (!this.closed) void this.ensure(slot).catch(() => undefined);
+    // A probation process is not restarted: its group's next call starts a process of its own.
+    if (!this.closed && slot.trial === null) void this.ensure(slot).catch(() => undefined);
+  }
+
+  /**
+   * Apps whose code may be running in a shared process: those in flight, those that ran since its
+   * last answered ping or within `backgroundWindowMs` (work they left behind: ctx.waitUntil, a
+   * timer); when none did, every app it has run.
+   */
+  private suspectsOf(member: Member, now: number): string[] {
+    const out = new Set([...member.inflight].map((e) => e.appId));
+    for (const [appId, at] of member.ran) if (at >= member.healthyAt || now - at <= this.o.backgroundWindowMs) out.add(appId);
+    return out.size > 0 ? [...out] : [...member.ran.keys()];
   }
 
   private failAll(member: Member, fault: ExecutorFault): void {
@@ -379,18 +453,61 @@ export class ExecutorPool {
 
   private tick(): void {
     const now = this.clock.now();
+    const real = performance.now();
+    for (const trial of this.trials.acquit(real, this.o.probationMs)) {
+      const slot = this.trialSlots.get(trial);
+      this.trialSlots.delete(trial);
+      this.onEvent({ type: "acquitted", slot: slot?.name ?? `trial-${trial.id}`, apps: [...trial.apps] });
+      const member = slot?.current;
+      if (member !== undefined && member !== null) {
+        member.retiring = true;
+        member.proc.kill();
+      }
+    }
     for (const slot of this.slots) {
       const member = slot.current;
-      if (member === null || member.faulted || member.pinging) continue;
-      member.pinging = true;
-      void member.proc.ping(this.o.pingTimeoutMs).then((ok) => {
-        member.pinging = false;
-        if (!ok && !member.faulted && !member.retiring && !member.proc.exited) this.fault(slot, member, "hung");
-      });
+      if (member === null || member.faulted) continue;
+      this.ping(slot, member);
+      if (this.checkCpu(slot, member)) continue;
       this.evict(slot, member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs);
+      for (const [appId, at] of member.ran) if (real - at > this.o.isolateIdleMs) member.ran.delete(appId);
       const rss = member.proc.rssBytes();
-      if (rss !== null && rss > this.o.rssHighWaterBytes) this.recycle(slot, rss);
+      if (rss !== null && rss > this.o.memoryMaxBytes) this.fault(slot, member, "memory");
+      else if (rss !== null && rss > this.o.rssHighWaterBytes && slot.trial === null) this.recycle(slot, rss);
     }
+  }
+
+  private ping(slot: Slot, member: Member): void {
+    if (member.pinging) return;
+    member.pinging = true;
+    const sentAt = performance.now();
+    void member.proc.ping(this.o.pingTimeoutMs).then((ok) => {
+      member.pinging = false;
+      if (ok) member.healthyAt = sentAt;
+      else if (!member.faulted && !member.retiring && !member.proc.exited) this.fault(slot, member, "hung");
+    });
+  }
+
+  /**
+   * The CPU budget. A process busy (over half of each tick on the CPU) for `cpuBudgetMs` of CPU
+   * time with no call finishing is running something away, in slices too short for the ping to
+   * notice or in the background after a call answered. Returns true when it faulted the process.
+   */
+  private checkCpu(slot: Slot, member: Member): boolean {
+    const cpu = member.proc.cpuMs();
+    if (cpu === null) return false;
+    const last = member.cpuLast;
+    member.cpuLast = cpu;
+    if (last === null) return false;
+    if (cpu - last < this.o.pingIntervalMs / 2 || member.progressed) {
+      member.cpuMark = null;
+      member.progressed = false;
+      return false;
+    }
+    member.cpuMark ??= last;
+    if (cpu - member.cpuMark < this.o.cpuBudgetMs) return false;
+    this.fault(slot, member, "cpu");
+    return true;
   }
 
   private evict(slot: Slot, member: Member, capacity: number, idleBefore: number): void {
@@ -414,7 +531,7 @@ export class ExecutorPool {
   private recycle(slot: Slot, rss: number): void {
     if (slot.recycling || slot.current === null) return;
     slot.recycling = true;
-    this.onEvent({ type: "recycle", slot: slot.index, rssBytes: rss });
+    this.onEvent({ type: "recycle", slot: slot.name, rssBytes: rss });
     this.spawn(slot).then(
       (fresh) => {
         const old = slot.current;
@@ -427,11 +544,17 @@ export class ExecutorPool {
       },
       (error: unknown) => {
         slot.recycling = false;
-        this.onEvent({ type: "start_failed", slot: slot.index, error });
+        this.onEvent({ type: "start_failed", slot: slot.name, error });
       },
     );
   }
 }
+
+const FAULT_MESSAGES: Partial<Record<FaultReason, string>> = {
+  hung: "the executor stopped answering (a call ran away) and was restarted",
+  cpu: "the executor ran past its CPU budget (a call or its background work ran away) and was restarted",
+  memory: "the executor passed its memory ceiling and was restarted",
+};
 
 /** A hot app spills onto its second process from this many calls in flight on its first. */
 const SPILL_AT = 2;

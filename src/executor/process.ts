@@ -133,6 +133,22 @@ export class WorkerdProcess {
   }
 
   /**
+   * CPU time the process has used (user + system), in ms; null where /proc is not available.
+   * /proc/PID/stat counts clock ticks, USER_HZ, which Linux fixes at 100 for user space.
+   */
+  cpuMs(): number | null {
+    if (this.child.pid === undefined || this.exited) return null;
+    try {
+      const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
+      // The command name may hold spaces or parentheses: the fields start after the last ")".
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
    * SIGKILL, not SIGTERM: workerd holds no state we must flush (storage lives in the control
    * plane), and a graceful stop would wait on exactly the runaway isolate we are killing.
    */

@@ -53,6 +53,8 @@ export interface ExecutorCall {
   /** The `x-svc-*` headers of DECISIONS §4, invocation id included. */
   headers: Record<string, string>;
   body: string;
+  /** Claimed when omitted. */
+  lane?: Lane;
   /** Wall-clock deadline of the call (30 s for op calls). */
   deadlineMs?: number;
   /** Bytes of KV writes the op may make without waiting (its invocation's lease); Executor sets it. */
@@ -63,7 +65,13 @@ export type ExecutorOutcome =
   | { kind: "response"; status: number; contentType: string; body: string }
   | { kind: "threw"; message: string; stack: string };
 
-export type FaultReason = "quarantined" | "crashed" | "hung" | "deadline" | "unavailable" | "shutting_down";
+export type FaultReason = "quarantined" | "crashed" | "hung" | "cpu" | "memory" | "deadline" | "unavailable" | "shutting_down";
+
+/**
+ * Which processes run an app: claimed apps and free (unclaimed, anonymous) apps never share one,
+ * so churn of throwaway apps cannot reach an app someone owns.
+ */
+export type Lane = "claimed" | "free";
 
 /** The executor could not run the call to completion (503 `executor_error`). */
 export class ExecutorFault extends Error {

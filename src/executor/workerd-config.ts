@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { networkInterfaces } from "node:os";
 import { dirname, join } from "node:path";
 
 /** Path of the workerd binary the npm package ships. */
@@ -35,8 +36,19 @@ export interface EgressConfig {
 }
 
 // NAT64 and 6to4 embed IPv4 addresses the "public" filter cannot see through; 198.18/15 is
-// benchmarking space that often routes inside data centres.
-const EGRESS_DENY = ["64:ff9b::/96", "2002::/16", "198.18.0.0/15"];
+// benchmarking space that often routes inside data centres; the three TEST-NETs and fec0::/10
+// (deprecated site-local) are not public either, though workerd's filter lets them through.
+const EGRESS_DENY = ["64:ff9b::/96", "2002::/16", "198.18.0.0/15", "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "fec0::/10"];
+
+/**
+ * The host's own addresses: a public address of this machine reaches whatever listens on all
+ * interfaces here (the control plane with HOST=0.0.0.0, the database), so it is refused too.
+ */
+export function hostAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .map((nic) => (nic.family === "IPv6" ? `${nic.address.split("%")[0] ?? nic.address}/128` : `${nic.address}/32`));
+}
 
 const q = (value: string): string => JSON.stringify(value);
 
@@ -73,7 +85,7 @@ ${overrides.map((_, i) => `          (name = "EGRESS_OVERRIDE_${i}", service = "
       )
     ),
     ( name = "internal", external = ( address = ${q(`unix:${o.internalSocketPath}`)}, http = () ) ),
-    ( name = "internet", network = ( allow = ["public"], deny = [${EGRESS_DENY.map(q).join(", ")}], tlsOptions = ( trustBrowserCas = true ) ) ),
+    ( name = "internet", network = ( allow = ["public"], deny = [${[...EGRESS_DENY, ...hostAddresses()].map(q).join(", ")}], tlsOptions = ( trustBrowserCas = true ) ) ),
 ${overrides
   .map(
     ([host, address], i) =>

@@ -1,12 +1,49 @@
 import type { Writable } from "node:stream";
 import { pino, stdSerializers, type Logger } from "pino";
 
-// Query values that carry credentials (`?key=` webhook secrets, `?t=` render tokens) are cut
-// from request logs; headers are never logged.
-const SECRET_QUERY = /([?&](?:key|t|token|code)=)[^&#]*/gi;
+// Query parameters that carry credentials: `?key=` webhook secrets, `?t=` render tokens.
+const SECRET_PARAMS = new Set(["key", "t", "token", "code"]);
+// Anything shaped like one of our tokens, wherever in the URL it turns up.
+const TOKEN = /svc_[a-z]+_[A-Za-z0-9_-]+/g;
 
+/**
+ * The URL as request logs show it: credential parameters cut, however their names are spelled
+ * (`?k%65y=` is `?key=` to the query parser), and any token elsewhere too, encoded or not.
+ * Headers are never logged.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, "$1[redacted]");
+  const hash = url.indexOf("#");
+  const bare = hash < 0 ? url : url.slice(0, hash);
+  const q = bare.indexOf("?");
+  const path = redactTokens(q < 0 ? bare : bare.slice(0, q));
+  if (q < 0) return path;
+  const params = bare
+    .slice(q + 1)
+    .split("&")
+    .map((part) => {
+      const eq = part.indexOf("=");
+      if (eq < 0) return redactTokens(part);
+      const name = part.slice(0, eq);
+      const value = part.slice(eq + 1);
+      if (SECRET_PARAMS.has(decode(name).toLowerCase())) return `${name}=[redacted]`;
+      return `${redactTokens(name)}=${redactTokens(value)}`;
+    });
+  return `${path}?${params.join("&")}`;
+}
+
+/** `text` with every token cut; looked for in its decoded form, so `%73vc_…` is found too. */
+function redactTokens(text: string): string {
+  const plain = decode(text);
+  if (!plain.includes("svc_")) return text;
+  return plain.replace(TOKEN, "[redacted]");
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch {
+    return text;
+  }
 }
 
 /** The one logger: Fastify logs requests through it and services log through it. */

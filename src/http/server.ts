@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../context.ts";
 import { installFrameCors } from "./cors.ts";
+import { clientError, frameworkError } from "./client-errors.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
 import { installOpenApi } from "./openapi.ts";
@@ -26,6 +27,8 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
     bodyLimit: DEFAULT_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     return503OnClosing: true,
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());

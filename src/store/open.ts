@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
@@ -42,8 +42,13 @@ export function openStore(options: StoreOptions): Store {
     return { db, dialect: "postgres", close: () => db.destroy() };
   }
   mkdirSync(options.dataDir, { recursive: true });
-  const sqlite = new SqliteDatabase(join(options.dataDir, "brickyard.db"));
+  const file = join(options.dataDir, "brickyard.db");
+  ownerOnly(file);
+  const sqlite = new SqliteDatabase(file);
   sqlite.pragma("journal_mode = WAL");
+  // SQLite gives the WAL and shared-memory files the database file's mode when it creates them;
+  // ones left by an older version keep theirs, so they are set here too.
+  for (const extra of [`${file}-wal`, `${file}-shm`]) if (existsSync(extra)) chmodSync(extra, 0o600);
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
@@ -59,4 +64,10 @@ export async function migrate(store: Store): Promise<void> {
     const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
     throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`, { cause: error });
   }
+}
+
+/** The database holds every app's data and sealed secrets: readable by this user only (0600). */
+function ownerOnly(file: string): void {
+  closeSync(openSync(file, "a", 0o600));
+  chmodSync(file, 0o600);
 }

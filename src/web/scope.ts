@@ -1,7 +1,7 @@
-import type { FastifyError } from "fastify";
+import type { FastifyError, FastifyRequest } from "fastify";
 import type { AppContext } from "../context.ts";
 import { apiError, type ApiError } from "../errors/index.ts";
-import { toApiError } from "../http/error-handler.ts";
+import { sendError, toApiError } from "../http/error-handler.ts";
 import type { App } from "../http/types.ts";
 import { sendPage } from "./layout.ts";
 import { errorPage } from "./pages/common.ts";
@@ -30,10 +30,18 @@ export function registerPages(app: App, ctx: AppContext, pages: readonly PageRou
     scope.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
       const failure = toApiError(error, request);
       if (failure.status >= 500) request.log.error({ err: error, requestId: request.id }, "unexpected error on a page");
+      // A page's script posting JSON (the claim link's session swap) reads the envelope like any
+      // API client; only a browser asking for a page gets one.
+      if (!wantsPage(request)) return sendError(reply, failure);
       void reply.headers(failure.headers);
       return sendPage(reply, errorPage(failure), failure.status);
     });
     for (const page of pages) page(scope, ctx);
     done();
   });
+}
+
+function wantsPage(request: FastifyRequest): boolean {
+  const json = (request.headers["content-type"] ?? "").toLowerCase().startsWith("application/json");
+  return !json && (request.headers.accept ?? "").includes("text/html");
 }

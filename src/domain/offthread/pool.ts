@@ -24,6 +24,9 @@ export class OffThread {
   private readonly queue: Queued[] = [];
   private running: { item: Queued; timer: NodeJS.Timeout } | null = null;
   private nextId = 0;
+  /** The worker once it said it is ready; null while none is. */
+  private live: Worker | null = null;
+  private starting = false;
 
   /** Process-wide instance: one worker serves every caller. */
   static readonly shared = new OffThread();
@@ -31,7 +34,7 @@ export class OffThread {
   run<J extends Job>(job: J): Promise<JobResult<J>> {
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, job, resolve: resolve as (value: unknown) => void, reject });
-      void this.pump();
+      this.pump();
     });
   }
 
@@ -39,20 +42,33 @@ export class OffThread {
     const worker = this.worker;
     this.worker = null;
     this.ready = null;
+    this.live = null;
     await worker?.terminate();
   }
 
-  private async pump(): Promise<void> {
-    if (this.running !== null) return;
-    const item = this.queue.shift();
-    if (item === undefined) return;
-    let worker: Worker;
-    try {
-      worker = await this.start();
-    } catch (error) {
-      item.reject(error instanceof Error ? error : new Error(String(error)));
-      return this.pump();
+  /**
+   * Sends the next job once the worker is up. Synchronous on purpose: every caller of run()
+   * pumps, and only the check-and-set of `running` in one turn keeps them to one job at a time.
+   */
+  private pump(): void {
+    if (this.running !== null || this.starting || this.queue.length === 0) return;
+    const worker = this.live;
+    if (worker === null) {
+      this.starting = true;
+      this.start().then(
+        () => {
+          this.starting = false;
+          this.pump();
+        },
+        (error: unknown) => {
+          this.starting = false;
+          this.queue.shift()?.reject(error instanceof Error ? error : new Error(String(error)));
+          this.pump();
+        },
+      );
+      return;
     }
+    const item = this.queue.shift() as Queued;
     const timer = setTimeout(() => {
       // The worker is stuck in this job: refuse it, stop the worker, go on with a fresh one.
       this.settle(item.id, { ok: false, error: { type: "unbounded", message: `checking it took more than ${JOB_DEADLINE_MS} ms` } });
@@ -69,7 +85,7 @@ export class OffThread {
     this.running = null;
     if (reply.ok) running.item.resolve(reply.value);
     else running.item.reject(deserialize(reply.error));
-    void this.pump();
+    this.pump();
   }
 
   private start(): Promise<Worker> {
@@ -77,7 +93,10 @@ export class OffThread {
       const worker = new Worker(new URL("./jobs.thread.js", import.meta.url));
       worker.unref();
       worker.on("message", (message: { ready: true } | { id: number; reply: Reply }) => {
-        if ("ready" in message) resolve(worker);
+        if ("ready" in message) {
+          this.live = worker;
+          resolve(worker);
+        }
         else this.settle(message.id, message.reply);
       });
       worker.once("error", reject);
@@ -86,6 +105,7 @@ export class OffThread {
           this.worker = null;
           this.ready = null;
         }
+        if (this.live === worker) this.live = null;
         // A job in flight when the worker died is refused rather than left waiting.
         const running = this.running;
         if (running !== null) this.settle(running.item.id, { ok: false, error: { type: "error", message: "the check worker stopped" } });

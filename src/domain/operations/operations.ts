@@ -1,7 +1,7 @@
 import { SECOND, type Clock } from "../../config/clock.ts";
 import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
 import type { Executor } from "../../executor/executor.ts";
-import { capabilitiesOf, ExecutorFault, type ExecutorOutcome, type RouteSpec } from "../../executor/types.ts";
+import { capabilitiesOf, ExecutorFault, type ExecutorOutcome, type Lane, type RouteSpec } from "../../executor/types.ts";
 import type { Activity, DiagRing } from "../diagnostics/index.ts";
 import type { RedactorSource } from "../secrets/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
@@ -20,6 +20,8 @@ export interface AppRecord {
   plan?: Plan;
   /** Changes when the app's secrets change (issue 5); part of the isolate's identity. */
   secretsVersion?: number;
+  /** Free (unclaimed) apps run apart from claimed ones; claimed when omitted. */
+  lane?: Lane;
 }
 
 export interface OperationCall {
@@ -85,6 +87,7 @@ export class Operations {
         appId: app.id,
         revision: app.revision,
         secretsVersion: app.secretsVersion ?? 0,
+        lane: app.lane ?? "claimed",
         caps,
         op,
         headers: {

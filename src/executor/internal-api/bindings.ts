@@ -196,7 +196,7 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
         const b = body(call);
         // Diag is readable by more than the app; an app logging its own secret must not publish it.
         const redact = await redactorOf(inv);
-        const data = b.data === undefined ? undefined : (JSON.parse(redact(JSON.stringify(b.data))) as unknown);
+        const data = b.data === undefined ? undefined : redactData(redact, b.data);
         log.emit(inv.appId, { level: text(b.level, "info"), message: redact(text(b.message, "")), data });
         return json({ ok: true });
       },
@@ -206,4 +206,17 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
 
 function text(value: unknown, fallback: string): string {
   return typeof value === "string" ? value : value === undefined ? fallback : JSON.stringify(value);
+}
+
+/**
+ * Log data with secrets cut from its JSON text. The redactor cuts whole escaped forms, so the
+ * text stays JSON; should it not, the data is kept as redacted text rather than dropped.
+ */
+function redactData(redact: (text: string) => string, data: unknown): unknown {
+  const text = redact(JSON.stringify(data) ?? "null");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }

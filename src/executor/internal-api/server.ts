@@ -1,3 +1,4 @@
+import { secretRedactor } from "../../domain/secrets/redact.ts";
 import { timingSafeEqual } from "node:crypto";
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -63,7 +64,9 @@ export class InternalApi {
     if (typeof body.appId !== "string" || typeof body.origin !== "string" || typeof body.reason !== "string") {
       throw apiError("invalid_request", "appId, origin and reason are required");
     }
-    this.deps.log.emit(body.appId, { level: "error", message: `capability_error: outbound fetch to ${body.origin} refused: ${body.reason}` });
+    // The host may be made of a secret (https://${env.TOKEN}.example.com): cut it like any log line.
+    const redact = secretRedactor((await this.deps.secrets?.forApp(body.appId)) ?? {});
+    this.deps.log.emit(body.appId, { level: "error", message: redact(`capability_error: outbound fetch to ${body.origin} refused: ${body.reason}`) });
     sendJson(res, 200, { ok: true });
   }
 

@@ -1,10 +1,15 @@
 import { iso } from "../../config/clock.ts";
 import type { AppContext } from "../../context.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
-import { principalOf } from "../../http/auth.ts";
+import { clientIp, principalOf } from "../../http/auth.ts";
+import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
 import { CreateBody, CreateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
+
+// DECISIONS §1: anonymous creates are metered per client address (a fresh looping app per
+// request was the churn attack of issue 14); authenticated creates and updates are not.
+export const ANONYMOUS_CREATES_PER_IP: BucketRule = { name: "create:ip", capacity: 30 };
 
 export default function createApp(app: App, ctx: AppContext): void {
   app.post(
@@ -20,6 +25,9 @@ export default function createApp(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const actor = await principalOf(ctx, request);
+      if (actor === null) {
+        enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
+      }
       const { module, ui, styles, pair, label } = request.body;
       const result = await ctx.apps.create(actor, { module, ui: ui ?? null, styles: styles ?? null, pair, label });
       const view = appView(ctx.config.baseUrl, result.app, result.warnings);

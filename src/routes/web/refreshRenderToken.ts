@@ -26,6 +26,12 @@ export default function refreshRenderToken(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const record = await ctx.apps.find(request.params.id);
+      // Authenticate before taking from the buckets: requests without this app's render token must
+      // not use up the refreshes its real holders need.
+      const principal = await principalOf(ctx, request);
+      if (principal === null) throw apiError("unauthorized", "send the current render token as 'Authorization: Bearer svc_render_…'");
+      if (principal.kind !== "render") throw apiError("forbidden", "only a render token can be refreshed here");
+      if (principal.appId !== record.id) throw apiError("forbidden", "this render token belongs to another app");
       enforceRateLimit(
         ctx.limiter,
         request,
@@ -36,10 +42,6 @@ export default function refreshRenderToken(app: App, ctx: AppContext): void {
         ],
         { kind: "app_busy", limitName: "render_token_refresh", baseUrl: ctx.config.baseUrl },
       );
-      const principal = await principalOf(ctx, request);
-      if (principal === null) throw apiError("unauthorized", "send the current render token as 'Authorization: Bearer svc_render_…'");
-      if (principal.kind !== "render") throw apiError("forbidden", "only a render token can be refreshed here");
-      if (principal.appId !== record.id) throw apiError("forbidden", "this render token belongs to another app");
       const fresh = await ctx.renderTokens.refresh(principal);
       return { ok: true as const, token: fresh.token, expiresAt: iso(fresh.expiresAt ?? 0) };
     },
