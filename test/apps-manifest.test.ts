@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { createAnonymousApp, expectError, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -11,6 +11,8 @@ describeEachDialect("apps: manifest extraction and validation", (dialect) => {
     server = await startServer({ dialect });
   });
   afterAll(async () => server.close());
+  // Each test makes many anonymous creates: more than the 30 a minute one address may make.
+  beforeEach(() => server.ctx.limiter.reset());
 
   const create = (module: string, ui?: string) => server.client.post("/app", ui === undefined ? { module } : { module, ui });
 

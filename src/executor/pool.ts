@@ -206,7 +206,14 @@ export class ExecutorPool {
         ...(call.allowance === undefined ? {} : { allowance: call.allowance }),
       };
       if (++member.calls >= this.o.channelRotateCalls) this.rotate(slot, member);
-      return await member.channel.run(run, call.deadlineMs);
+      const outcome = await member.channel.run(run, call.deadlineMs);
+      // Where no cgroup holds the ceiling, the watchdog looks only every tick; a call that took
+      // long enough to fill memory is checked before its answer goes out.
+      if (performance.now() - entry.since > SLOW_CALL_MS && (member.proc.rssBytes() ?? 0) > this.o.memoryMaxBytes) {
+        this.fault(slot, member, "memory");
+        throw member.abort.signal.reason;
+      }
+      return outcome;
     } catch (error) {
       const reason: unknown = member.abort.signal.reason;
       if (reason instanceof ExecutorFault) throw reason;
@@ -555,6 +562,9 @@ const FAULT_MESSAGES: Partial<Record<FaultReason, string>> = {
   cpu: "the executor ran past its CPU budget (a call or its background work ran away) and was restarted",
   memory: "the executor passed its memory ceiling and was restarted",
 };
+
+/** A call this slow may have filled the process's memory: its RSS is read before it answers. */
+const SLOW_CALL_MS = 50;
 
 /** A hot app spills onto its second process from this many calls in flight on its first. */
 const SPILL_AT = 2;

@@ -30,8 +30,8 @@ export function registerPages(app: App, ctx: AppContext, pages: readonly PageRou
     scope.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
       const failure = toApiError(error, request);
       if (failure.status >= 500) request.log.error({ err: error, requestId: request.id }, "unexpected error on a page");
-      // A page's script posting JSON (the claim link's session swap) reads the envelope like any
-      // API client; only a browser asking for a page gets one.
+      // A page's script posting JSON (the claim link's session swap), or a client asking for
+      // JSON, reads the envelope like any API client; browsers and forms get a page.
       if (!wantsPage(request)) return sendError(reply, failure);
       void reply.headers(failure.headers);
       return sendPage(reply, errorPage(failure), failure.status);
@@ -43,5 +43,6 @@ export function registerPages(app: App, ctx: AppContext, pages: readonly PageRou
 
 function wantsPage(request: FastifyRequest): boolean {
   const json = (request.headers["content-type"] ?? "").toLowerCase().startsWith("application/json");
-  return !json && (request.headers.accept ?? "").includes("text/html");
+  const accept = request.headers.accept ?? "";
+  return !json && !(accept.includes("application/json") && !accept.includes("text/html"));
 }

@@ -156,6 +156,20 @@ function percentile(values: number[], p: number): number {
 }
 
 const PROBE = fileURLToPath(new URL("./probe.ts", import.meta.url));
+const BURST = fileURLToPath(new URL("./burst.ts", import.meta.url));
+
+/** `n` calls of an op at once, sent from a process of their own (burst.ts); each answer's status and kind. */
+export function burst(server: TestServer, app: { id: string; token: string }, op: string, input: unknown, n: number): Promise<{ status: number; kind: string | null }[]> {
+  const args = JSON.stringify({ url: `${server.url}/app/${app.id}/api/${op}`, token: app.token, body: input, n });
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", BURST, args], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => (out += chunk));
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as { status: number; kind: string | null }[]) : reject(new Error(`burst exited ${code}`))));
+  });
+}
 
 export class Probe {
   readonly samples: Sample[] = [];

@@ -9,7 +9,8 @@ const CACHE_MAX = 2_000;
  * thread evaluates ajv's generated source, it never compiles), cached by schema text.
  */
 export class Validators {
-  private readonly cache = new Map<string, ValidateFunction>();
+  /** Promises, so that many first calls of one schema at once compile and load it once. */
+  private readonly cache = new Map<string, Promise<ValidateFunction>>();
 
   constructor(private readonly worker = OffThread.shared) {}
 
@@ -17,11 +18,13 @@ export class Validators {
   static readonly shared = new Validators();
 
   /** The validator of a schema that was checked when written; rejects when unusable. */
-  async of(schema: unknown): Promise<ValidateFunction> {
+  of(schema: unknown): Promise<ValidateFunction> {
     const key = JSON.stringify(schema);
     const hit = this.cache.get(key);
     if (hit !== undefined) return hit;
-    const validate = loadValidator(await this.worker.run({ type: "compile", schema }));
+    const validate = this.worker.run({ type: "compile", schema }).then(loadValidator);
+    // A refusal is not kept: the next call gets the same answer from a fresh try.
+    void validate.catch(() => this.cache.delete(key));
     this.cache.set(key, validate);
     if (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value ?? key);
     return validate;

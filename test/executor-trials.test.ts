@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { Trials } from "../src/executor/trials.ts";
+
+/** The bookkeeping of suspects on trial (trials.ts); the pool's use of it is in test/hostile/. */
+describe("executor: trials of suspects", () => {
+  it("spreads suspects over up to `capacity` groups, then fills the smallest", () => {
+    const trials = new Trials(2);
+    trials.accuse(["a", "b", "c"], 0);
+    expect(trials.size).toBe(2);
+    const groups = new Set(["a", "b", "c"].map((id) => trials.of(id)));
+    expect(groups.size).toBe(2);
+    trials.accuse(["d"], 0);
+    expect(trials.size).toBe(2);
+    expect([...new Set(["a", "b", "c", "d"].map((id) => trials.of(id)?.apps.size))]).toEqual([2]);
+  });
+
+  it("leaves an app already on trial in its group", () => {
+    const trials = new Trials(4);
+    trials.accuse(["a"], 0);
+    const first = trials.of("a");
+    trials.accuse(["a", "b"], 0);
+    expect(trials.of("a")).toBe(first);
+    expect(trials.of("b")).not.toBe(first);
+  });
+
+  it("convicts the only app that ran in a faulted group; the others stay on trial", () => {
+    const trials = new Trials(1);
+    trials.accuse(["a", "b", "c"], 0);
+    const group = trials.of("a");
+    if (group === undefined) throw new Error("a is not on trial");
+    expect(trials.convict(group, ["b"], 10)).toBe("b");
+    expect(trials.of("b")).toBeUndefined();
+    expect(trials.of("a")).toBeDefined();
+    expect(trials.of("a")).toBe(trials.of("c"));
+  });
+
+  it("splits a faulted group whose apps all ran, halving it each time until one is left", () => {
+    const trials = new Trials(1);
+    const apps = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    trials.accuse(apps, 0);
+    let faults = 0;
+    let guilty: string | null = null;
+    // "e" is the culprit: each fault happens in the group that holds it.
+    while (guilty === null) {
+      const group = trials.of("e");
+      if (group === undefined) throw new Error("the culprit left its trial");
+      guilty = trials.convict(group, [...group.apps], faults);
+      faults += 1;
+    }
+    expect(guilty).toBe("e");
+    expect(faults).toBe(Math.log2(apps.length) + 1);
+    for (const id of apps.filter((id) => id !== "e")) expect(trials.of(id)).toBeDefined();
+  });
+
+  it("acquits groups with nothing in flight once they have been quiet for clearMs", () => {
+    const trials = new Trials(4);
+    trials.accuse(["a", "b"], 0);
+    const a = trials.of("a");
+    if (a === undefined) throw new Error("a is not on trial");
+    a.inflight = 1;
+    expect(trials.acquit(5_000, 5_000).flatMap((t) => [...t.apps])).toEqual(["b"]);
+    a.inflight = 0;
+    a.quietSince = 4_000;
+    expect(trials.acquit(8_999, 5_000)).toEqual([]);
+    expect(trials.acquit(9_000, 5_000).flatMap((t) => [...t.apps])).toEqual(["a"]);
+    expect(trials.size).toBe(0);
+  });
+});
