@@ -5,9 +5,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostAddresses, renderConfig } from "../../src/executor/workerd-config.ts";
 import { expectError, makeUser, type FixtureUser } from "../helpers/apps.ts";
-import { LogCapture } from "../helpers/logs.ts";
+import type { LogCapture } from "../helpers/logs.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { openFrame, openShell } from "../helpers/web.ts";
+import { expectUnharmed, figures, quarantinedApps, report, startScene, type Scene } from "./scene.ts";
 
 // A secret JSON and URLs must escape, and one that can be a hostname (any case).
 const QUOTED = 'pa"ss\\word-7731-quoted';
@@ -64,16 +65,18 @@ function rawRequest(url: string, head: string): Promise<{ status: number; conten
  * server log for any secret, token or webhook key.
  */
 describe("hostile: leaks and edges", () => {
+  let scene: Scene;
   let server: TestServer;
   let logs: LogCapture;
   let owner: FixtureUser;
   let appId: string;
+  let from: number;
   const secrets: string[] = [QUOTED, HOSTY];
 
   beforeAll(async () => {
-    logs = new LogCapture();
-    server = await startServer({ env: { LOG_LEVEL: "info" }, logStream: logs });
-    owner = await makeUser(server);
+    scene = await startScene();
+    ({ server, logs, owner } = scene);
+    from = Date.now();
     const created = await server.client.post("/app", { module: LEAKY }, { token: owner.token });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     appId = created.body.id;
@@ -81,7 +84,7 @@ describe("hostile: leaks and edges", () => {
       expect((await server.client.post(`/app/${appId}/secrets`, { name, value }, { token: owner.token })).status).toBe(201);
     }
   });
-  afterAll(async () => server.close());
+  afterAll(async () => scene.close());
 
   it("redacts a secret with quotes and backslashes from LOG lines, their data and the op's error, in every escaped form", async () => {
     const failed = await server.client.post(`/app/${appId}/api/log`, {}, { token: owner.token });
@@ -187,6 +190,13 @@ describe("hostile: leaks and edges", () => {
     expect(text.length).toBeGreaterThan(1000);
     for (const secret of secrets) for (const form of forms(secret)) expect(text).not.toContain(form);
     expect(text).not.toMatch(/svc_[a-z]+_[A-Za-z0-9]{8}/);
+  });
+
+  it("left the claimed victim, called all along, unharmed", async () => {
+    await scene.probe.victimSamples(8);
+    const during = figures(scene.probe.samples, from, Date.now());
+    report("leak attempts (secrets, query keys, refresh bucket, parser errors)", during, during, 0, quarantinedApps(logs), {});
+    expectUnharmed(during, "leaks");
   });
 });
 
