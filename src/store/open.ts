@@ -41,7 +41,8 @@ export function openStore(options: StoreOptions): Store {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: "postgres", close: () => db.destroy() };
   }
-  mkdirSync(options.dataDir, { recursive: true });
+  // A new data directory is this user's alone (an existing one keeps the mode its owner chose).
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = join(options.dataDir, "brickyard.db");
   ownerOnly(file);
   const sqlite = new SqliteDatabase(file);

@@ -50,6 +50,8 @@ export async function startScene(env: Record<string, string> = {}): Promise<Scen
     async close() {
       await probe.stop();
       await server.close();
+      // Whatever the attacks did, nothing shaped like one of our tokens reached the log.
+      expect(logs.text).not.toMatch(/svc_[a-z]+_[A-Za-z0-9]{8}/);
     },
   };
 }
