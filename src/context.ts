@@ -5,6 +5,7 @@ import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
+import { Shares } from "./domain/shares/shares.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
@@ -95,6 +96,8 @@ export interface AppContext {
   assets: Assets;
   /** Feedback sent from app pages. */
   feedback: Feedback;
+  /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
+  shares: Shares;
 }
 
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
@@ -166,7 +169,10 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   );
   const users = new Users(db, clock);
   const runner = new AppRunner(apps, users, secrets, operations);
+  const shares = new Shares(db, clock, apps, users);
+  apps.addRoleSource((appId, userId) => shares.roleOf(appId, userId));
   return {
+    shares,
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
     webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config),

@@ -47,6 +47,10 @@ import listDeliveries from "./webhooks/listDeliveries.ts";
 import listWebhooks from "./webhooks/listWebhooks.ts";
 import updateWebhook from "./webhooks/updateWebhook.ts";
 import webRoutes from "./web/index.ts";
+import acceptShare from "./shares/acceptShare.ts";
+import inviteShare from "./shares/inviteShare.ts";
+import listShares from "./shares/listShares.ts";
+import revokeShare from "./shares/revokeShare.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -78,6 +82,10 @@ const routes: RouteModule[] = [
   createSecret,
   putSecret,
   deleteSecret,
+  inviteShare,
+  acceptShare,
+  revokeShare,
+  listShares,
   startPairing,
   pollPairing,
   approvePairing,

@@ -11,11 +11,20 @@ export type Actor =
   | null;
 
 /**
- * A caller's relation to one app. Today: the owner, the holder of the app's own token while it
- * is unclaimed, and `visitor` (anyone holding the URL of an unclaimed app). Sharing and teams
- * add `collaborator`, `end-user`, `viewer`, `team-admin` and `team-member` here.
+ * A caller's relation to one app: the owner, the holder of the app's own token while it is
+ * unclaimed, people it is shared with (`collaborator`, `end-user`, `viewer`; spec: Role
+ * meanings), and `visitor` (anyone holding the URL of an unclaimed or public app). Teams add
+ * `team-admin` and `team-member` here.
  */
-export type AppRole = "owner" | "app-token" | "end-user" | "visitor";
+export type AppRole = "owner" | "collaborator" | "app-token" | "end-user" | "viewer" | "visitor";
+
+/** Widest first: a caller with two relations to an app (a share and visibility) gets the wider. */
+const WIDTH: readonly AppRole[] = ["owner", "collaborator", "app-token", "end-user", "viewer", "visitor"];
+
+export function widest(a: AppRole | null, b: AppRole | null): AppRole | null {
+  if (a === null || b === null) return a ?? b;
+  return WIDTH.indexOf(a) <= WIDTH.indexOf(b) ? a : b;
+}
 
 /** Who may open a claimed app's page beyond its owner (DECISIONS §3). */
 export const VISIBILITIES = ["private", "signed-in", "public"] as const;
@@ -34,8 +43,12 @@ export type AppPermission =
 
 const GRANTS: Record<AppRole, ReadonlySet<AppPermission>> = {
   owner: new Set(["source:read", "source:write", "view", "manage"]),
+  // Edits and runs; never shares, deletes or transfers (those are `manage`).
+  collaborator: new Set(["source:read", "source:write", "view"]),
   "app-token": new Set(["source:read", "source:write", "view"]),
+  // Runs ops and writes data, never reads or edits source; viewers run only read ops (Operations).
   "end-user": new Set(["view"]),
+  viewer: new Set(["view"]),
   visitor: new Set(["view"]),
 };
 

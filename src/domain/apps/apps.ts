@@ -4,7 +4,10 @@ import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { isUniqueViolation, type Database, type GroupCommit } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
-import { directRole, requirePermission, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
+import { directRole, requirePermission, widest, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
+
+/** A role a user holds on an app through some other relation than the app row (a share). */
+export type RoleSource = (appId: string, userId: string) => Promise<AppRole | null>;
 import { claimApp } from "./claim.ts";
 import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
 import { AppEvents, type AppEvent } from "./events.ts";
@@ -52,6 +55,7 @@ export interface ActiveCode extends SourceBundle {
  */
 export class Apps {
   private pairing: PairingSeam | null = null;
+  private readonly roleSources: RoleSource[] = [];
   /** Subscribe with `apps.events.on(listener)`: `published` after source writes, `deleted` after removal. */
   readonly events: AppEvents;
 
@@ -88,8 +92,17 @@ export class Apps {
    * The caller's role on the app, or null for none: THE access decision every route goes
    * through (via `load`). Shares, teams and visibility extend it here, with lookups in `this.db`.
    */
-  roleOf(actor: Actor, app: AppRecord): Promise<AppRole | null> {
-    return Promise.resolve(directRole(actor, app));
+  async roleOf(actor: Actor, app: AppRecord): Promise<AppRole | null> {
+    let role = directRole(actor, app);
+    const userId = actor?.kind === "user" ? actor.userId : actor?.kind === "render" && actor.appId === app.id ? actor.userId : null;
+    if (role === "owner" || userId === null) return role;
+    for (const source of this.roleSources) role = widest(role, await source(app.id, userId));
+    return role;
+  }
+
+  /** Adds a relation that grants roles to users (shares; later teams). */
+  addRoleSource(source: RoleSource): void {
+    this.roleSources.push(source);
   }
 
   /** The app with no access check: 400 invalid_id for a malformed id, 404 app_not_found if absent. */

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 import type { AppRole } from "./access.ts";
-import { ownedPage, type AppRecord } from "./queries.ts";
+import { listedPage, type AppRecord } from "./queries.ts";
 
 export const LIST_DEFAULT_LIMIT = 50;
 
@@ -13,17 +13,17 @@ export interface ListedApp {
 
 /**
  * GET /app: the user's apps newest first by creation (an upsert does not move a row), in
- * keyset pages. The cursor is the (createdAt, id) of the last row, opaque to clients. Shares and
- * teams add rows of other roles here.
+ * keyset pages. The cursor is the (createdAt, id) of the last row, opaque to clients. Apps shared
+ * with the user (accepted) are listed with their share's role; teams add rows of their own here.
  */
 export async function listApps(db: Kysely<Database>, userId: string, limit: number, cursor: string | null): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
   const after = cursor === null ? null : decodeCursor(cursor);
   // One extra row tells whether another page exists without a count query.
-  const apps = await ownedPage(db, userId, limit + 1, after);
-  const page = apps.slice(0, limit);
-  const last = page.at(-1);
-  const nextCursor = apps.length > limit && last !== undefined ? encodeCursor(last.createdAt, last.id) : null;
-  return { rows: page.map((app) => ({ app, role: "owner" })), nextCursor };
+  const rows = await listedPage(db, userId, limit + 1, after);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1)?.app;
+  const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last.createdAt, last.id) : null;
+  return { rows: page.map(({ app, shareRole }) => ({ app, role: app.ownerUserId === userId ? "owner" : ((shareRole ?? "viewer") as AppRole) })), nextCursor };
 }
 
 function encodeCursor(createdAt: number, id: string): string {

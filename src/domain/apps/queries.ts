@@ -117,15 +117,24 @@ export async function findOwnedByManifestId(db: Db, userId: string, manifestId: 
 }
 
 /** A page of the user's own apps, newest first, strictly after the keyset position `after`. */
-export async function ownedPage(db: Db, userId: string, limit: number, after: { createdAt: number; id: string } | null): Promise<AppRecord[]> {
-  let query = selectApps(db).where("apps.owner_user_id", "=", userId);
+/**
+ * A page of the apps a user owns or holds an accepted share of, newest first, each with the
+ * share's role (null for the user's own).
+ */
+export async function listedPage(db: Db, userId: string, limit: number, after: { createdAt: number; id: string } | null): Promise<{ app: AppRecord; shareRole: string | null }[]> {
+  let query = selectApps(db)
+    .leftJoin("app_shares", (join) =>
+      join.onRef("app_shares.app_id", "=", "apps.id").on("app_shares.grantee_user_id", "=", userId).on("app_shares.status", "=", "accepted"),
+    )
+    .select("app_shares.role as share_role")
+    .where((eb) => eb.or([eb("apps.owner_user_id", "=", userId), eb("app_shares.id", "is not", null)]));
   if (after !== null) {
     query = query.where((eb) =>
       eb.or([eb("apps.created_at", "<", after.createdAt), eb.and([eb("apps.created_at", "=", after.createdAt), eb("apps.id", "<", after.id)])]),
     );
   }
   const rows = await query.orderBy("apps.created_at", "desc").orderBy("apps.id", "desc").limit(limit).execute();
-  return rows.map(toRecord);
+  return rows.map((row) => ({ app: toRecord(row), shareRole: row.share_role }));
 }
 
 export async function insertApp(

@@ -1,4 +1,4 @@
-import type { AccessSubject, Actor } from "../apps/access.ts";
+import type { AccessSubject, Actor, AppRole } from "../apps/access.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Role } from "./operations.ts";
 
@@ -7,7 +7,9 @@ import type { Role } from "./operations.ts";
  * the app token or other tokens bound to the app). Shares, teams and visibility add their
  * roles here as they arrive.
  */
-export function operationCaller(actor: Actor, app: AccessSubject): { role: Role; userId: string | null } {
+export function operationCaller(actor: Actor, app: AccessSubject, shared: AppRole | null = null): { role: Role; userId: string | null } {
+  // A share (collaborator, end-user, viewer) counts as itself; other roles come from the token.
+  const share = shared === "collaborator" || shared === "end-user" || shared === "viewer" ? shared : null;
   if (actor === null) throw apiError("unauthorized", "send the app's token, a render token for it, or a user token as 'Authorization: Bearer …'");
   switch (actor.kind) {
     case "app":
@@ -16,16 +18,23 @@ export function operationCaller(actor: Actor, app: AccessSubject): { role: Role;
     case "render":
       if (actor.appId !== app.id) throw apiError("forbidden", "this render token belongs to another app");
       if (actor.userId !== null && actor.userId === app.ownerUserId) return { role: "owner", userId: actor.userId };
-      // Someone else who loaded the page: an end-user while the app stays open to signed-in
-      // users, else an anonymous visitor (unclaimed and public apps).
+      // Someone else who loaded the page: their share, or an end-user while the app stays open
+      // to signed-in users, else an anonymous visitor (unclaimed and public apps).
+      if (actor.userId !== null && share !== null) return { role: widerThanOpen(share, app), userId: actor.userId };
       if (actor.userId !== null && app.ownerUserId !== null && app.visibility !== "private") return { role: "end-user", userId: actor.userId };
       return { role: "visitor", userId: actor.userId };
     case "user":
       if (actor.userId === app.ownerUserId) return { role: "owner", userId: actor.userId };
+      if (share !== null) return { role: widerThanOpen(share, app), userId: actor.userId };
       if (app.ownerUserId !== null && app.visibility !== "private") return { role: "end-user", userId: actor.userId };
       // Someone else's claimed app: do not confirm it exists. An unclaimed one is reachable by
       // URL, so there the honest answer is that this token does not authorize it.
       if (app.ownerUserId !== null) throw apiError("app_not_found", `no app ${app.id}`);
       throw apiError("forbidden", "only this app's own token can call an unclaimed app's operations");
   }
+}
+
+/** A viewer's share does not narrow what the app's visibility already lets any signed-in user do. */
+function widerThanOpen(share: "collaborator" | "end-user" | "viewer", app: AccessSubject): Role {
+  return share === "viewer" && app.ownerUserId !== null && app.visibility !== "private" ? "end-user" : share;
 }

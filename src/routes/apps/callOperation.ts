@@ -35,7 +35,9 @@ export default function callOperation(app: App, ctx: AppContext): void {
       async (request) => {
         const principal = await principalOf(ctx, request);
         const record = await ctx.apps.find(request.params.id);
-        const caller = operationCaller(principal, record);
+        // Shares are rows of their own: looked up only for people, never for app tokens.
+        const signedIn = principal?.kind === "user" || (principal?.kind === "render" && principal.userId !== null);
+        const caller = operationCaller(principal, record, signedIn ? await ctx.apps.roleOf(principal, record) : null);
         const value = await ctx.runner.call(record, caller, request.params.operation, request.body, "http");
         return { ok: true as const, value };
       },

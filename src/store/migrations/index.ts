@@ -8,6 +8,7 @@ import * as m005 from "./005-secrets.ts";
 import * as m006 from "./006-leases.ts";
 import * as m007 from "./007-routines-webhooks.ts";
 import * as m008 from "./008-web.ts";
+import * as m009 from "./009-shares.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -24,6 +25,7 @@ const steps: Record<string, Step> = {
   "006-leases": m006,
   "007-routines-webhooks": m007,
   "008-web": m008,
+  "009-shares": m009,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -8,6 +8,7 @@ import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { RoutinesTable } from "./routines.ts";
 import type { SecretsTable } from "./secrets.ts";
+import type { AppSharesTable } from "./shares.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -34,6 +35,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   assets: AssetsTable;
   feedback: FeedbackTable;
+  app_shares: AppSharesTable;
 }
 
 export type {

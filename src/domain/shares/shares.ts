@@ -1,0 +1,174 @@
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { DAY, type Clock } from "../../config/clock.ts";
+import { apiError } from "../../errors/index.ts";
+import type { Database } from "../../store/schema/index.ts";
+import type { Users } from "../accounts/users.ts";
+import type { Apps } from "../apps/apps.ts";
+import type { Actor, AppRole } from "../apps/access.ts";
+
+export const SHARE_ROLES = ["collaborator", "end-user", "viewer"] as const;
+export type ShareRole = (typeof SHARE_ROLES)[number];
+
+/** DECISIONS §9: invitations live 14 days; an owner sends at most 50 a day. */
+export const INVITATION_TTL_MS = 14 * DAY;
+export const INVITES_PER_DAY = 50;
+
+// Shapes, not proof: a handle as accounts are made with, an address with no spaces or controls.
+const HANDLE = /^[a-z0-9][a-z0-9-]{1,38}$/;
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+
+export interface ShareView {
+  shareId: string;
+  grantee: string;
+  role: ShareRole;
+  status: "pending" | "invited" | "accepted" | "expired";
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+export interface IncomingShare {
+  shareId: string;
+  appId: string;
+  role: ShareRole;
+  invitedBy: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** What a revoke answers: the spec's webhook rule 6 said where the caller will read it. */
+export const REVOKE_NOTE = "webhooks this person created stay as they are; rotate their secret or delete them to cut a sender off";
+
+/**
+ * Apps shared with people (spec: Share invitation; DECISIONS §9). Only the owner shares (the
+ * `manage` permission, which no shared role holds). No access before accept. An invitation by
+ * email stays `invited` until an account whose ownership of that address has been verified
+ * takes it: accounts cannot prove their address yet, so by email no one does (issue 15 note).
+ */
+export class Shares {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly apps: Apps,
+    private readonly users: Users,
+  ) {}
+
+  async invite(appId: string, actor: Actor, input: { grantee: string; role?: ShareRole }): Promise<{ status: "pending" | "invited"; shareId: string }> {
+    const { app } = await this.apps.load(appId, actor, "manage");
+    const inviter = actor?.kind === "user" ? actor.userId : null;
+    if (inviter === null) throw apiError("forbidden", "only a signed-in owner can share an app");
+    const role = input.role ?? "collaborator";
+    const grantee = input.grantee.trim();
+    const byEmail = grantee.includes("@");
+    if (byEmail && !EMAIL.test(grantee)) throw apiError("invalid_request", "grantee must be an account's handle or an email address");
+    const handle = grantee.replace(/^@/, "").toLowerCase();
+    // A string no handle can be is nobody, and never reaches a query (PostgreSQL refuses NUL).
+    const user = byEmail || !HANDLE.test(handle) ? null : await this.users.byHandle(handle);
+    if (!byEmail && user === null) throw apiError("grantee_not_found", `no account has the handle ${grantee}`);
+    if (user?.id === inviter) throw apiError("grantee_is_self", "you already own this app");
+    if (user !== null && user.id === app.ownerUserId) throw apiError("grantee_is_owner", "that account owns this app");
+    const email = byEmail ? grantee.toLowerCase() : null;
+
+    const now = this.clock.now();
+    return this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom("app_shares")
+        .selectAll()
+        .where("app_id", "=", app.id)
+        .where(user === null ? "grantee_email" : "grantee_user_id", "=", user?.id ?? email)
+        .executeTakeFirst();
+      if (existing?.status === "accepted") throw apiError("grantee_already_has_access", "that person already has access to this app");
+      if (existing !== undefined && existing.expires_at > now) throw apiError("already_invited", "that person has an invitation already; revoke it to send another");
+      const sentToday = await trx
+        .selectFrom("app_shares")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("invited_by", "=", inviter)
+        .where("created_at", ">", now - DAY)
+        .executeTakeFirstOrThrow();
+      if (Number(sentToday.n) >= INVITES_PER_DAY) throw apiError("invite_cap_reached", `you have sent ${INVITES_PER_DAY} invitations in the last 24 hours; try again later`);
+      // An expired invitation is replaced: its row goes, the new one takes a new id.
+      if (existing !== undefined) await trx.deleteFrom("app_shares").where("id", "=", existing.id).execute();
+      const shareId = randomUUID();
+      const status = user === null ? "invited" : "pending";
+      await trx
+        .insertInto("app_shares")
+        .values({
+          id: shareId,
+          app_id: app.id,
+          grantee_user_id: user?.id ?? null,
+          grantee_email: email,
+          role,
+          status,
+          invited_by: inviter,
+          created_at: now,
+          expires_at: now + INVITATION_TTL_MS,
+          accepted_at: null,
+        })
+        .execute();
+      return { status, shareId };
+    });
+  }
+
+  /** The caller takes the invitation addressed to them; a repeat answers `alreadyAccepted`. */
+  async accept(appId: string, userId: string): Promise<{ alreadyAccepted: boolean }> {
+    const app = await this.apps.find(appId);
+    const share = await this.db.selectFrom("app_shares").selectAll().where("app_id", "=", app.id).where("grantee_user_id", "=", userId).executeTakeFirst();
+    if (share?.status === "accepted") return { alreadyAccepted: true };
+    if (share === undefined || share.expires_at <= this.clock.now()) throw apiError("forbidden", "you hold no open invitation to this app");
+    await this.db.updateTable("app_shares").set({ status: "accepted", accepted_at: this.clock.now() }).where("id", "=", share.id).where("status", "=", "pending").execute();
+    return { alreadyAccepted: false };
+  }
+
+  /** Removes the grant or invitation `shareId` of this app; true when there was one. */
+  async revoke(appId: string, actor: Actor, shareId: string): Promise<boolean> {
+    const { app } = await this.apps.load(appId, actor, "manage");
+    const result = await this.db.deleteFrom("app_shares").where("id", "=", shareId).where("app_id", "=", app.id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async list(appId: string, actor: Actor): Promise<ShareView[]> {
+    const { app } = await this.apps.load(appId, actor, "manage");
+    const rows = await this.db
+      .selectFrom("app_shares")
+      .leftJoin("users", "users.id", "app_shares.grantee_user_id")
+      .select(["app_shares.id", "app_shares.grantee_email", "users.handle", "app_shares.role", "app_shares.status", "app_shares.created_at", "app_shares.expires_at"])
+      .where("app_shares.app_id", "=", app.id)
+      .orderBy("app_shares.created_at", "desc")
+      .execute();
+    const now = this.clock.now();
+    return rows.map((r) => ({
+      shareId: r.id,
+      grantee: r.handle ?? r.grantee_email ?? "",
+      role: r.role,
+      status: r.status !== "accepted" && r.expires_at <= now ? "expired" : r.status,
+      createdAt: r.created_at,
+      expiresAt: r.status === "accepted" ? null : r.expires_at,
+    }));
+  }
+
+  /** Open invitations addressed to this account. */
+  async incoming(userId: string): Promise<IncomingShare[]> {
+    const rows = await this.db
+      .selectFrom("app_shares")
+      .innerJoin("users", "users.id", "app_shares.invited_by")
+      .select(["app_shares.id", "app_shares.app_id", "app_shares.role", "users.handle", "app_shares.created_at", "app_shares.expires_at"])
+      .where("app_shares.grantee_user_id", "=", userId)
+      .where("app_shares.status", "=", "pending")
+      .where("app_shares.expires_at", ">", this.clock.now())
+      .orderBy("app_shares.created_at", "desc")
+      .execute();
+    return rows.map((r) => ({ shareId: r.id, appId: r.app_id, role: r.role, invitedBy: r.handle, createdAt: r.created_at, expiresAt: r.expires_at }));
+  }
+
+  /** The role an accepted share gives this user on this app, or null (Apps.roleOf asks). */
+  async roleOf(appId: string, userId: string): Promise<AppRole | null> {
+    const row = await this.db
+      .selectFrom("app_shares")
+      .select("role")
+      .where("app_id", "=", appId)
+      .where("grantee_user_id", "=", userId)
+      .where("status", "=", "accepted")
+      .executeTakeFirst();
+    return row?.role ?? null;
+  }
+}

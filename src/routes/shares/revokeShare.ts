@@ -1,0 +1,27 @@
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import { REVOKE_NOTE } from "../../domain/shares/shares.ts";
+import { requireUser } from "../../http/auth.ts";
+import { ok, security } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+import { ShareParams } from "./schemas.ts";
+
+export default function revokeShare(app: App, ctx: AppContext): void {
+  app.post(
+    "/api/v1/apps/:appId/shares/:shareId/revoke",
+    {
+      schema: {
+        tags: ["shares"],
+        summary: "Remove a grant or invitation by its share id; idempotent",
+        security: security.user,
+        params: ShareParams,
+        response: { 200: ok({ revoked: Type.Boolean(), note: Type.String() }) },
+      },
+    },
+    async (request) => {
+      const user = await requireUser(ctx, request);
+      const revoked = await ctx.shares.revoke(request.params.appId, user, request.params.shareId);
+      return { ok: true as const, revoked, note: REVOKE_NOTE };
+    },
+  );
+}

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { DAY, type ManualClock } from "../src/config/clock.ts";
+import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const source = (id: string, marker = "v1") => `export const manifest = {
+  id: ${JSON.stringify(id)},
+  routes: { look: { access: "read", input: { type: "object" } }, bump: { access: "write", input: { type: "object" } } },
+};
+export default {
+  async fetch(request) {
+    return Response.json({ ok: true, value: { op: request.headers.get("x-svc-op"), role: request.headers.get("x-svc-role"), marker: ${JSON.stringify(marker)} } });
+  },
+};
+`;
+
+/** Issue 15, first part: shares — invite, accept, the roles they give, revoke, the refusals. */
+describeEachDialect("shares", (dialect) => {
+  let server: TestServer;
+  let owner: FixtureUser;
+  let bob: FixtureUser;
+  let appId: string;
+  const api = (path: string) => `/api/v1/apps/${appId}${path}`;
+
+  beforeAll(async () => {
+    server = await startServer({ dialect, clock: "manual" });
+  });
+  afterAll(async () => server.close());
+  beforeEach(async () => {
+    owner = await makeUser(server);
+    bob = await makeUser(server);
+    const created = await server.client.post("/app", { module: source("shared-app") }, { token: owner.token });
+    expect(created.status).toBe(201);
+    appId = created.body.id;
+  });
+
+  const call = (op: string, token: string) => server.client.post(`/app/${appId}/api/${op}`, {}, { token });
+
+  it("invite → accept → the collaborator edits source and runs a write op → revoke → the collaborator is a stranger again", async () => {
+    const invited = await server.client.post(api("/shares"), { grantee: bob.handle }, { token: owner.token });
+    expect(invited.status, JSON.stringify(invited.body)).toBe(201);
+    expect(invited.body).toMatchObject({ ok: true, status: "pending" });
+
+    // No access before accept: bob is still a stranger to this private app.
+    expectError(await call("bump", bob.token), 404, "app_not_found");
+    expectError(await server.client.get(`/app/${appId}/source`, { token: bob.token }), 404, "app_not_found");
+    const incoming = await server.client.get("/api/v1/shares/incoming", { token: bob.token });
+    expect(incoming.body.shares).toEqual([expect.objectContaining({ appId, role: "collaborator", invitedBy: owner.handle, shareId: invited.body.shareId })]);
+
+    expect((await server.client.post(api("/shares/accept"), undefined, { token: bob.token })).body).toEqual({ ok: true });
+    expect((await server.client.post(api("/shares/accept"), undefined, { token: bob.token })).body).toEqual({ ok: true, alreadyAccepted: true });
+    expect((await server.client.get("/api/v1/shares/incoming", { token: bob.token })).body.shares).toEqual([]);
+    // Bob's list shows the app with his role and the UUID-form URL (the canonical one is the owner's).
+    const listedForBob = await server.client.get("/app", { token: bob.token });
+    expect(listedForBob.body.apps).toEqual([expect.objectContaining({ id: appId, role: "collaborator", url: `${server.config.baseUrl}/app/${appId}` })]);
+    expect((await server.client.get(`/app/${appId}`, { token: bob.token })).status).not.toBe(404);
+
+    const ran = await call("bump", bob.token);
+    expect(ran.status, JSON.stringify(ran.body)).toBe(200);
+    expect(ran.body.value).toMatchObject({ op: "bump", role: "collaborator" });
+    expect((await server.client.get(`/app/${appId}/source`, { token: bob.token })).status).toBe(200);
+    const edited = await server.client.put(`/app/${appId}`, { module: source("shared-app", "v2") }, { token: bob.token });
+    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+    expect((await call("look", owner.token)).body.value.marker).toBe("v2");
+
+    // Collaborators never share, and never delete.
+    expectError(await server.client.post(api("/shares"), { grantee: owner.handle }, { token: bob.token }), 403, "forbidden");
+    expectError(await server.client.delete(`/app/${appId}`, { token: bob.token }), 403, "forbidden");
+    expectError(await server.client.get(api("/shares"), { token: bob.token }), 403, "forbidden");
+
+    const listed = await server.client.get(api("/shares"), { token: owner.token });
+    expect(listed.body.shares).toEqual([expect.objectContaining({ shareId: invited.body.shareId, grantee: bob.handle, role: "collaborator", status: "accepted", expiresAt: null })]);
+
+    const revoked = await server.client.post(api(`/shares/${invited.body.shareId}/revoke`), undefined, { token: owner.token });
+    expect(revoked.body).toMatchObject({ ok: true, revoked: true, note: expect.stringContaining("webhooks") });
+    expect((await server.client.post(api(`/shares/${invited.body.shareId}/revoke`), undefined, { token: owner.token })).body.revoked).toBe(false);
+    expectError(await call("bump", bob.token), 404, "app_not_found");
+    expectError(await server.client.put(`/app/${appId}`, { module: source("shared-app", "v3") }, { token: bob.token }), 404, "app_not_found");
+  });
+
+  it("a viewer runs read ops only and never reads source; an end-user runs write ops but never edits", async () => {
+    const carol = await makeUser(server);
+    for (const [user, role] of [
+      [bob, "viewer"],
+      [carol, "end-user"],
+    ] as const) {
+      expect((await server.client.post(api("/shares"), { grantee: user.handle, role }, { token: owner.token })).status).toBe(201);
+      expect((await server.client.post(api("/shares/accept"), undefined, { token: user.token })).status).toBe(200);
+    }
+    expect((await call("look", bob.token)).body.value.role).toBe("viewer");
+    expectError(await call("bump", bob.token), 403, "forbidden");
+    expectError(await server.client.get(`/app/${appId}/source`, { token: bob.token }), 403, "forbidden");
+
+    expect((await call("bump", carol.token)).body.value.role).toBe("end-user");
+    expectError(await server.client.get(`/app/${appId}/source`, { token: carol.token }), 403, "forbidden");
+    expectError(await server.client.put(`/app/${appId}`, { module: source("shared-app", "x") }, { token: carol.token }), 403, "forbidden");
+  });
+
+  it("refuses with the spec's kinds: self, owner, unknown grantee, repeats, a bad role, someone else's app", async () => {
+    expectError(await server.client.post(api("/shares"), { grantee: owner.handle }, { token: owner.token }), 400, "grantee_is_self");
+    expectError(await server.client.post(api("/shares"), { grantee: "nobody-has-this" }, { token: owner.token }), 404, "grantee_not_found");
+    expectError(await server.client.post(api("/shares"), { grantee: bob.handle, role: "admin" }, { token: owner.token }), 400, "invalid_request");
+    expect((await server.client.post(api("/shares"), { grantee: bob.handle }, { token: owner.token })).status).toBe(201);
+    expectError(await server.client.post(api("/shares"), { grantee: bob.handle, role: "viewer" }, { token: owner.token }), 409, "already_invited");
+    await server.client.post(api("/shares/accept"), undefined, { token: bob.token });
+    expectError(await server.client.post(api("/shares"), { grantee: bob.handle }, { token: owner.token }), 409, "grantee_already_has_access");
+    // Only the invitee accepts; a stranger's accept is refused, and so is any non-user credential.
+    const carol = await makeUser(server);
+    expectError(await server.client.post(api("/shares/accept"), undefined, { token: carol.token }), 403, "forbidden");
+    expectError(await server.client.post(api("/shares/accept")), 401, "sign_in_required");
+    expectError(await server.client.post(`/api/v1/apps/not-an-id/shares/accept`, undefined, { token: bob.token }), 400, "invalid_id");
+    expectError(await server.client.post(api("/shares"), { grantee: carol.handle }, { token: carol.token }), 404, "app_not_found");
+  });
+
+  it("an invitation by email stays invited (no account can prove the address yet); invitations expire after 14 days and can be sent again", async () => {
+    const byEmail = await server.client.post(api("/shares"), { grantee: "Someone@Example.test" }, { token: owner.token });
+    expect(byEmail.body).toMatchObject({ ok: true, status: "invited" });
+    // Signing up with that address later does not hand the invitation over.
+    const squatter = await server.ctx.users.create({ email: "someone@example.test", handle: `sq${Date.now().toString(36)}`, password: "correct horse battery staple" });
+    const token = (await server.ctx.tokens.mintUserToken(squatter.id, {})).token;
+    expectError(await server.client.post(api("/shares/accept"), undefined, { token }), 403, "forbidden");
+    expectError(await call("look", token), 404, "app_not_found");
+
+    expect((await server.client.post(api("/shares"), { grantee: bob.handle }, { token: owner.token })).status).toBe(201);
+    (server.clock as ManualClock).advance(14 * DAY + 1);
+    // User tokens live 7 days: fresh ones for the same people.
+    owner = { ...owner, token: (await server.ctx.tokens.mintUserToken(owner.id, {})).token };
+    bob = { ...bob, token: (await server.ctx.tokens.mintUserToken(bob.id, {})).token };
+    const listed = await server.client.get(api("/shares"), { token: owner.token });
+    expect(listed.body.shares.map((s: { status: string }) => s.status)).toEqual(["expired", "expired"]);
+    expectError(await server.client.post(api("/shares/accept"), undefined, { token: bob.token }), 403, "forbidden");
+    expect((await server.client.post(api("/shares"), { grantee: bob.handle }, { token: owner.token })).body.status).toBe("pending");
+    expect((await server.client.post(api("/shares/accept"), undefined, { token: bob.token })).status).toBe(200);
+  });
+
+  it("caps invitations at 50 a day per owner (429 invite_cap_reached)", async () => {
+    const many = await makeUser(server);
+    const created = await server.client.post("/app", { module: source("cap-app") }, { token: many.token });
+    for (let i = 0; i < 50; i++) {
+      const res = await server.client.post(`/api/v1/apps/${created.body.id}/shares`, { grantee: `person${i}@example.test` }, { token: many.token });
+      expect(res.status).toBe(201);
+    }
+    expectError(await server.client.post(`/api/v1/apps/${created.body.id}/shares`, { grantee: "one-more@example.test" }, { token: many.token }), 429, "invite_cap_reached");
+    (server.clock as ManualClock).advance(DAY + 1);
+    expect((await server.client.post(`/api/v1/apps/${created.body.id}/shares`, { grantee: "next-day@example.test" }, { token: many.token })).status).toBe(201);
+  });
+});
