@@ -70,8 +70,8 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     const stranger = await makeUser(server);
     const created = await server.client.post("/app", { module: moduleSource(manifestOf("to-delete")) }, { token: user.token });
     const id: string = created.body.id;
-    expectError(await server.client.delete(`/app/${id}`, { token: stranger.token }), 404, "app_not_found");
-    expectError(await server.client.delete(`/app/${id}`), 404, "app_not_found");
+    expectError(await server.client.delete(`/app/${id}`, { token: stranger.token }), 403, "forbidden");
+    expectError(await server.client.delete(`/app/${id}`), 403, "forbidden");
     expectError(await server.client.delete(`/app/${id}`, { cookie: user.cookie }), 403, "forbidden");
     expectError(await server.client.delete(`/app/not-a-uuid`, { token: user.token }), 400, "invalid_id");
 
@@ -135,7 +135,7 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     const owned = await server.client.post("/app", { module: moduleSource(manifestOf("owned-described")) }, { token: user.token });
     const mine = await server.client.get(`/app/${owned.body.id}/describe`, { token: user.token });
     expect(mine.body).toMatchObject({ role: "owner", url: `${server.config.baseUrl}/@${user.handle}/owned-described`, icon: null });
-    expectError(await server.client.get(`/app/${owned.body.id}/describe`), 404, "app_not_found");
+    expectError(await server.client.get(`/app/${owned.body.id}/describe`), 403, "forbidden");
     expectError(await server.client.get(`/app/zzz/describe`), 400, "invalid_id");
   });
 
@@ -162,7 +162,7 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     expectError(await server.client.put(`/app/${id}/icon`, { emoji: "🙂" }, { token: user.token }), 400, "invalid_request");
     expectError(await server.client.put(`/app/${id}/icon`, { emoji: "🙂", bg: "#fff", url: "x" }, { token: user.token }), 400, "invalid_request");
     const stranger = await makeUser(server);
-    expectError(await server.client.put(`/app/${id}/icon`, { emoji: "🙂", bg: "#fff" }, { token: stranger.token }), 404, "app_not_found");
+    expectError(await server.client.put(`/app/${id}/icon`, { emoji: "🙂", bg: "#fff" }, { token: stranger.token }), 403, "forbidden");
 
     const anon = await createAnonymousApp(server, "anon-icon");
     expectError(await server.client.put(`/app/${anon.id}/icon`, { emoji: "🙂", bg: "#fff" }, { token: anon.token }), 403, "forbidden");

@@ -84,12 +84,12 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
     const owned = await server.client.post("/app", { module: moduleSource(manifestOf("mine")) }, { token: owner.token });
     expect((await server.client.get(`/app/${owned.body.id}/source`, { token: owner.token })).status).toBe(200);
     expect((await server.client.get(`/app/${owned.body.id}/source`, { cookie: owner.cookie })).status).toBe(200);
-    // A claimed app is invisible to strangers and anonymous callers.
-    expectError(await server.client.get(`/app/${owned.body.id}/source`, { token: stranger.token }), 404, "app_not_found");
-    expectError(await server.client.get(`/app/${owned.body.id}/source`), 404, "app_not_found");
-    expectError(await server.client.put(`/app/${owned.body.id}`, { module: moduleSource(manifestOf("mine")) }, { token: app.token }), 404, "app_not_found");
+    // A claimed app refuses strangers and anonymous callers (403, spec Authentication rule 4).
+    expectError(await server.client.get(`/app/${owned.body.id}/source`, { token: stranger.token }), 403, "forbidden");
+    expectError(await server.client.get(`/app/${owned.body.id}/source`), 403, "forbidden");
+    expectError(await server.client.put(`/app/${owned.body.id}`, { module: moduleSource(manifestOf("mine")) }, { token: app.token }), 403, "forbidden");
 
-    expectError(await patch(owned.body.id, app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 404, "app_not_found");
+    expectError(await patch(owned.body.id, app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 403, "forbidden");
     expectError(await patch("00000000-0000-4000-8000-000000000000", app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 404, "app_not_found");
     expectError(await patch("xyz", app.token, { edits: [{ bucket: "module", old_string: "a", new_string: "b" }] }, '"1"'), 400, "invalid_id");
     // Access is checked before the precondition: no If-Match from a stranger is still 403, not 428.

@@ -91,7 +91,7 @@ describeEachDialect("POST /app/{id}/api/{operation}", (dialect) => {
 
     const who = await server.client.post(`/app/${id}/api/whoami`, {}, { token: owner.token });
     expect(who.body.value).toEqual({ role: "owner", trigger: "http", user: owner.id });
-    expectError(await server.client.post(`/app/${id}/api/read`, {}, { token: stranger.token }), 404, "app_not_found");
+    expectError(await server.client.post(`/app/${id}/api/read`, {}, { token: stranger.token }), 403, "forbidden");
     const revoked = expectError(await server.client.post(`/app/${id}/api/read`, {}, { token }), 401, "unauthorized");
     expect(revoked.reason).toBe("token_revoked_post_claim");
   });

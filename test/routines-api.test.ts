@@ -74,7 +74,7 @@ describeEachDialect("routines API", (dialect) => {
     expectError(await create(owner.token, "not-a-uuid", { op: "tick", interval: "daily" }), 400, "invalid_id");
     expectError(await create(owner.token, "00000000-0000-4000-8000-000000000000", { op: "tick", interval: "daily" }), 404, "app_not_found");
     expectError(await server.client.post(`/api/v1/apps/${appId}/routines`, { op: "tick", interval: "daily" }), 401, "sign_in_required");
-    expectError(await create(stranger.token, appId, { op: "tick", interval: "daily" }), 404, "app_not_found");
+    expectError(await create(stranger.token, appId, { op: "tick", interval: "daily" }), 403, "forbidden");
 
     const anon = await createAnonymousApp(server, "anon-routine");
     expectError(await create(anon.token, anon.id, { op: "hello", interval: "daily" }), 401, "unauthorized");
@@ -82,7 +82,7 @@ describeEachDialect("routines API", (dialect) => {
 
     expect((await create(owner.token, appId, { op: "tick", interval: "daily" })).status).toBe(201);
     expectError(await create(owner.token, appId, { op: "tick", interval: "hourly" }), 409, "duplicate_routine");
-    expectError(await server.client.get(`/api/v1/apps/${appId}/routines`, { token: stranger.token }), 404, "app_not_found");
+    expectError(await server.client.get(`/api/v1/apps/${appId}/routines`, { token: stranger.token }), 403, "forbidden");
   });
 
   it("caps routines per app and per owner from the owner's plan with a plan refusal", async () => {

@@ -42,9 +42,9 @@ describeEachDialect("shares", (dialect) => {
     expect(invited.status, JSON.stringify(invited.body)).toBe(201);
     expect(invited.body).toMatchObject({ ok: true, status: "pending" });
 
-    // No access before accept: bob is still a stranger to this private app.
-    expectError(await call("bump", bob.token), 404, "app_not_found");
-    expectError(await server.client.get(`/app/${appId}/source`, { token: bob.token }), 404, "app_not_found");
+    // No access before accept: bob is still a stranger to this private app (403, rule 4).
+    expectError(await call("bump", bob.token), 403, "forbidden");
+    expectError(await server.client.get(`/app/${appId}/source`, { token: bob.token }), 403, "forbidden");
     const incoming = await server.client.get("/api/v1/shares/incoming", { token: bob.token });
     expect(incoming.body.shares).toEqual([expect.objectContaining({ appId, role: "collaborator", invitedBy: owner.handle, shareId: invited.body.shareId })]);
 
@@ -75,8 +75,8 @@ describeEachDialect("shares", (dialect) => {
     const revoked = await server.client.post(api(`/shares/${invited.body.shareId}/revoke`), undefined, { token: owner.token });
     expect(revoked.body).toMatchObject({ ok: true, revoked: true, note: expect.stringContaining("webhooks") });
     expect((await server.client.post(api(`/shares/${invited.body.shareId}/revoke`), undefined, { token: owner.token })).body.revoked).toBe(false);
-    expectError(await call("bump", bob.token), 404, "app_not_found");
-    expectError(await server.client.put(`/app/${appId}`, { module: source("shared-app", "v3") }, { token: bob.token }), 404, "app_not_found");
+    expectError(await call("bump", bob.token), 403, "forbidden");
+    expectError(await server.client.put(`/app/${appId}`, { module: source("shared-app", "v3") }, { token: bob.token }), 403, "forbidden");
   });
 
   it("a viewer runs read ops only and never reads source; an end-user runs write ops but never edits", async () => {
@@ -110,7 +110,7 @@ describeEachDialect("shares", (dialect) => {
     expectError(await server.client.post(api("/shares/accept"), undefined, { token: carol.token }), 403, "forbidden");
     expectError(await server.client.post(api("/shares/accept")), 401, "sign_in_required");
     expectError(await server.client.post(`/api/v1/apps/not-an-id/shares/accept`, undefined, { token: bob.token }), 400, "invalid_id");
-    expectError(await server.client.post(api("/shares"), { grantee: carol.handle }, { token: carol.token }), 404, "app_not_found");
+    expectError(await server.client.post(api("/shares"), { grantee: carol.handle }, { token: carol.token }), 403, "forbidden");
   });
 
   it("an invitation by email stays invited (no account can prove the address yet); invitations expire after 14 days and can be sent again", async () => {
@@ -120,7 +120,7 @@ describeEachDialect("shares", (dialect) => {
     const squatter = await server.ctx.users.create({ email: "someone@example.test", handle: `sq${Date.now().toString(36)}`, password: "correct horse battery staple" });
     const token = (await server.ctx.tokens.mintUserToken(squatter.id, {})).token;
     expectError(await server.client.post(api("/shares/accept"), undefined, { token }), 403, "forbidden");
-    expectError(await call("look", token), 404, "app_not_found");
+    expectError(await call("look", token), 403, "forbidden");
 
     expect((await server.client.post(api("/shares"), { grantee: bob.handle }, { token: owner.token })).status).toBe(201);
     (server.clock as ManualClock).advance(14 * DAY + 1);

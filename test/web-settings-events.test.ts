@@ -161,12 +161,12 @@ describeEachDialect("app settings and live events", (dialect) => {
     }
   });
 
-  it("events refuse a lapsed cookie session with sse_cookie_expired, and strangers with 404", async () => {
+  it("events refuse a lapsed cookie session with sse_cookie_expired, and strangers with 403", async () => {
     const owner = await makeUser(server);
     const { id } = (await server.client.post("/app", { module: moduleSource(manifestOf("private-live")) }, { token: owner.token })).body;
     expectError(await server.client.get(`/app/${id}/events`, { cookie: "svc_session=stale-or-ended" }), 401, "sse_cookie_expired");
-    expectError(await server.client.get(`/app/${id}/events`), 404, "app_not_found");
+    expectError(await server.client.get(`/app/${id}/events`), 403, "forbidden");
     const stranger = await makeUser(server);
-    expectError(await server.client.get(`/app/${id}/events`, { token: stranger.token }), 404, "app_not_found");
+    expectError(await server.client.get(`/app/${id}/events`, { token: stranger.token }), 403, "forbidden");
   });
 });

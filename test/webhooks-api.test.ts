@@ -78,7 +78,7 @@ describeEachDialect("webhooks API and delivery", (dialect) => {
     expectError(await create(owner.token, appId, { name: "no op" }), 400, "invalid_request");
     expectError(await create(owner.token, appId, { op: "tick", secret: "mine" }), 400, "invalid_request");
     expectError(await create(owner.token, "not-a-uuid", { op: "tick" }), 400, "invalid_id");
-    expectError(await create(stranger.token, appId, { op: "tick" }), 404, "app_not_found");
+    expectError(await create(stranger.token, appId, { op: "tick" }), 403, "forbidden");
     expectError(await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "tick" }), 401, "sign_in_required");
     const anon = await createAnonymousApp(server, "anon-hook");
     expectError(await create(anon.token, anon.id, { op: "hello" }), 401, "unauthorized");

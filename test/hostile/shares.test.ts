@@ -29,7 +29,7 @@ describeEachDialect("hostile: shares", (dialect) => {
     const shareId = share.body.shareId as string;
     const attempt = await server.client.post(`/api/v1/apps/${malloryApp}/shares/${shareId}/revoke`, undefined, { token: mallory.token });
     expect(attempt.body).toMatchObject({ ok: true, revoked: false });
-    expectError(await server.client.post(`/api/v1/apps/${aliceApp}/shares/${shareId}/revoke`, undefined, { token: mallory.token }), 404, "app_not_found");
+    expectError(await server.client.post(`/api/v1/apps/${aliceApp}/shares/${shareId}/revoke`, undefined, { token: mallory.token }), 403, "forbidden");
     expect((await server.client.get(`/api/v1/apps/${aliceApp}/shares`, { token: alice.token })).body.shares).toHaveLength(1);
     expect((await server.client.post(`/api/v1/apps/${aliceApp}/shares/not-a-share-id/revoke`, undefined, { token: alice.token })).body.revoked).toBe(false);
   });

@@ -83,11 +83,12 @@ export function can(role: AppRole | null, permission: AppPermission): boolean {
 }
 
 /**
- * Throws unless `role` holds `permission`: 404 when the caller has no relation to the app
- * (so its existence is not confirmed), 403 `forbidden` when it has one that is not enough.
+ * Throws unless `role` holds `permission`: 403 `forbidden` for an app that exists, whether the
+ * caller has no relation to it or one that is not enough (spec Authentication rule 4, DECISIONS
+ * §1); only an unknown id is 404, and that was decided before this.
  */
 export function requirePermission(role: AppRole | null, app: AccessSubject, permission: AppPermission): AppRole {
-  if (role === null) throw apiError("app_not_found", `no app ${app.id}`);
+  if (role === null) throw apiError("forbidden", "you have no access to this app");
   if (!can(role, permission)) {
     const why =
       app.ownerUserId === null && permission === "manage"

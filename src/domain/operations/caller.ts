@@ -27,9 +27,8 @@ export function operationCaller(actor: Actor, app: AccessSubject, shared: AppRol
       if (actor.userId === app.ownerUserId) return { role: "owner", userId: actor.userId };
       if (share !== null) return { role: widerThanOpen(share, app), userId: actor.userId };
       if (app.ownerUserId !== null && app.visibility !== "private") return { role: "end-user", userId: actor.userId };
-      // Someone else's claimed app: do not confirm it exists. An unclaimed one is reachable by
-      // URL, so there the honest answer is that this token does not authorize it.
-      if (app.ownerUserId !== null) throw apiError("app_not_found", `no app ${app.id}`);
+      // Someone else's app (spec Authentication rule 4: the token does not authorize it).
+      if (app.ownerUserId !== null) throw apiError("forbidden", "this app is not shared with you");
       throw apiError("forbidden", "only this app's own token can call an unclaimed app's operations");
   }
 }
