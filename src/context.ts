@@ -5,6 +5,7 @@ import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
+import { ShareLinks } from "./domain/shares/links.ts";
 import { Shares } from "./domain/shares/shares.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
@@ -98,6 +99,8 @@ export interface AppContext {
   feedback: Feedback;
   /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
   shares: Shares;
+  /** Revocable links that give a role to signed-in people who open them. */
+  shareLinks: ShareLinks;
 }
 
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
@@ -173,6 +176,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   apps.addRoleSource((appId, userId) => shares.roleOf(appId, userId));
   return {
     shares,
+    shareLinks: new ShareLinks(db, clock, apps, () => deps.config.baseUrl),
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
     webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config),

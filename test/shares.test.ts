@@ -145,4 +145,64 @@ describeEachDialect("shares", (dialect) => {
     (server.clock as ManualClock).advance(DAY + 1);
     expect((await server.client.post(`/api/v1/apps/${created.body.id}/shares`, { grantee: "next-day@example.test" }, { token: many.token })).status).toBe(201);
   });
+
+  it("share links: the owner makes one (URL shown once), a signed-in person takes its role, revoking the link takes it back", async () => {
+    const made = await server.client.post(api("/share-links"), { role: "viewer" }, { token: owner.token });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const { id: linkId, url } = made.body.link as { id: string; url: string };
+    expect(url).toMatch(new RegExp(`^${server.config.baseUrl}/share/svc_share_[0-9A-Za-z]{49}$`));
+    const token = url.slice(url.lastIndexOf("/") + 1);
+    expect((await server.client.get(api("/share-links"), { token: owner.token })).body.links).toEqual([{ id: linkId, role: "viewer", createdAt: expect.any(String) }]);
+
+    const taken = await server.client.post("/api/v1/share-links/accept", { token }, { token: bob.token });
+    expect(taken.body).toEqual({ ok: true, appId, role: "viewer" });
+    expect((await call("look", bob.token)).body.value.role).toBe("viewer");
+    expectError(await call("bump", bob.token), 403, "forbidden");
+    expect((await server.client.get("/app", { token: bob.token })).body.apps).toEqual([expect.objectContaining({ id: appId, role: "viewer" })]);
+    // The owner opening their own link stays the owner.
+    expect((await server.client.post("/api/v1/share-links/accept", { token }, { token: owner.token })).body.role).toBe("owner");
+
+    // Shared roles never make links; revoking is the owner's and idempotent.
+    expectError(await server.client.post(api("/share-links"), { role: "viewer" }, { token: bob.token }), 403, "forbidden");
+    expectError(await server.client.post(api("/share-links"), { role: "collaborator" }, { token: owner.token }), 400, "invalid_request");
+    expect((await server.client.delete(api(`/share-links/${linkId}`), { token: owner.token })).body).toEqual({ ok: true, revoked: true });
+    expect((await server.client.delete(api(`/share-links/${linkId}`), { token: owner.token })).body).toEqual({ ok: true, revoked: false });
+    expectError(await call("look", bob.token), 403, "forbidden");
+    expectError(await server.client.post("/api/v1/share-links/accept", { token }, { token: bob.token }), 404, "not_found");
+    expectError(await server.client.post("/api/v1/share-links/accept", { token: "svc_share_nope" }, { token: bob.token }), 404, "not_found");
+  });
+
+  it("share links: at most 10 live per app (429 link_cap_reached); a link never narrows a wider grant", async () => {
+    for (let i = 0; i < 10; i++) expect((await server.client.post(api("/share-links"), { role: "end-user" }, { token: owner.token })).status).toBe(201);
+    expectError(await server.client.post(api("/share-links"), { role: "end-user" }, { token: owner.token }), 429, "link_cap_reached");
+    const links = (await server.client.get(api("/share-links"), { token: owner.token })).body.links as { id: string }[];
+    await server.client.delete(api(`/share-links/${links[0]?.id ?? ""}`), { token: owner.token });
+    const viewerLink = (await server.client.post(api("/share-links"), { role: "viewer" }, { token: owner.token })).body.link.url as string;
+
+    await server.client.post(api("/shares"), { grantee: bob.handle, role: "collaborator" }, { token: owner.token });
+    await server.client.post(api("/shares/accept"), undefined, { token: bob.token });
+    const taken = await server.client.post("/api/v1/share-links/accept", { token: viewerLink.slice(viewerLink.lastIndexOf("/") + 1) }, { token: bob.token });
+    expect(taken.body.role).toBe("collaborator");
+    expect((await call("bump", bob.token)).body.value.role).toBe("collaborator");
+  });
+
+  it("share links in the browser: the page asks before granting, and only our own form's POST grants", async () => {
+    const url = (await server.client.post(api("/share-links"), { role: "end-user" }, { token: owner.token })).body.link.url as string;
+    const path = new URL(url).pathname;
+    const anonymous = await server.client.get(path, { headers: { accept: "text/html" } });
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.text).toContain('action="/sign-in"');
+    const page = await server.client.get(path, { cookie: bob.cookie, headers: { accept: "text/html" } });
+    expect(page.text).toContain("shared-app");
+    expect(page.text).toContain(`action="${path}"`);
+    // Looking is not taking.
+    expectError(await call("bump", bob.token), 403, "forbidden");
+    const forged = await server.client.request("POST", path, undefined, { cookie: bob.cookie, raw: "", headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" } });
+    expect(forged.status).toBe(403);
+    expectError(await call("bump", bob.token), 403, "forbidden");
+    const taken = await server.client.request("POST", path, undefined, { cookie: bob.cookie, raw: "", headers: { "content-type": "application/x-www-form-urlencoded", origin: server.config.baseUrl } });
+    expect(taken.status).toBe(303);
+    expect(taken.headers.get("location")).toBe(`${server.config.baseUrl}/app/${appId}`);
+    expect((await call("bump", bob.token)).body.value.role).toBe("end-user");
+  });
 });

@@ -51,6 +51,7 @@ import acceptShare from "./shares/acceptShare.ts";
 import inviteShare from "./shares/inviteShare.ts";
 import listShares from "./shares/listShares.ts";
 import revokeShare from "./shares/revokeShare.ts";
+import shareLinks from "./shares/shareLinks.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -86,6 +87,7 @@ const routes: RouteModule[] = [
   acceptShare,
   revokeShare,
   listShares,
+  shareLinks,
   startPairing,
   pollPairing,
   approvePairing,

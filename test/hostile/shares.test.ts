@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { expectError, makeUser, type FixtureUser } from "../helpers/apps.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";
+import { LogCapture } from "../helpers/logs.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 const source = (id: string) => `export const manifest = { id: ${JSON.stringify(id)}, routes: { bump: { access: "write" } } };
@@ -16,8 +17,10 @@ describeEachDialect("hostile: shares", (dialect) => {
   let aliceApp: string;
   let malloryApp: string;
 
+  const logs = new LogCapture();
+
   beforeAll(async () => {
-    server = await startServer({ dialect });
+    server = await startServer({ dialect, env: { LOG_LEVEL: "info" }, logStream: logs });
     [alice, mallory, bob] = [await makeUser(server), await makeUser(server), await makeUser(server)];
     aliceApp = (await server.client.post("/app", { module: source("alice-app") }, { token: alice.token })).body.id;
     malloryApp = (await server.client.post("/app", { module: source("mallory-app") }, { token: mallory.token })).body.id;
@@ -63,5 +66,23 @@ describeEachDialect("hostile: shares", (dialect) => {
       expectError(await server.client.post(`/api/v1/apps/${malloryApp}/shares`, { grantee }, { token: mallory.token }), status, kind);
     }
     expect((await server.client.get(`/api/v1/apps/${malloryApp}/shares`, { token: mallory.token })).body.shares).toEqual([]);
+  });
+
+  it("a share link's id revokes only on its own app, its token never reaches the log, and forged tokens are refused cheaply", async () => {
+    const made = await server.client.post(`/api/v1/apps/${aliceApp}/share-links`, { role: "viewer" }, { token: alice.token });
+    const { id, url } = made.body.link as { id: string; url: string };
+    const token = url.slice(url.lastIndexOf("/") + 1);
+    expect((await server.client.delete(`/api/v1/apps/${malloryApp}/share-links/${id}`, { token: mallory.token })).body.revoked).toBe(false);
+    expect((await server.client.get(`/api/v1/apps/${aliceApp}/share-links`, { token: alice.token })).body.links).toHaveLength(1);
+    // Visiting the page puts its path in the request log: the token is cut there.
+    await server.client.get(new URL(url).pathname, { headers: { accept: "text/html" } });
+    await server.client.get(`/sign-in?return_to=${encodeURIComponent(new URL(url).pathname)}`, { headers: { accept: "text/html" } });
+    expect(logs.text).toContain("/share/[redacted]");
+    expect(logs.text).not.toContain(token);
+    // A token of another kind, a truncated one, and one with a bad checksum: 404, nothing granted.
+    for (const forged of [bob.token, token.slice(0, -1), `${token.slice(0, -1)}${token.endsWith("a") ? "b" : "a"}`]) {
+      expectError(await server.client.post("/api/v1/share-links/accept", { token: forged }, { token: mallory.token }), 404, "not_found");
+    }
+    expectError(await server.client.post(`/app/${aliceApp}/api/bump`, {}, { token: mallory.token }), 403, "forbidden");
   });
 });

@@ -103,6 +103,7 @@ export class Shares {
           created_at: now,
           expires_at: now + INVITATION_TTL_MS,
           accepted_at: null,
+          link_id: null,
         })
         .execute();
       return { status, shareId };

@@ -4,12 +4,13 @@ import { crc32 } from "node:zlib";
 // Token plaintext (DECISIONS §1): `svc_<kind>_` + 43 base62 characters (256 bits) + 6 base62
 // characters of CRC32 over everything before them. The checksum lets us refuse a mistyped or
 // truncated token without a database lookup.
-export type TokenKind = "user" | "app" | "render" | "hook";
+// `share` tokens ride in share-link URLs (issue 15) and, like `hook`, never authenticate a request.
+export type TokenKind = "user" | "app" | "render" | "hook" | "share";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const BODY_LENGTH = 43;
 const CHECKSUM_LENGTH = 6;
-const SHAPE = /^svc_(user|app|render|hook)_([0-9A-Za-z]{49})$/;
+const SHAPE = /^svc_(user|app|render|hook|share)_([0-9A-Za-z]{49})$/;
 
 export interface MintedToken {
   plaintext: string;

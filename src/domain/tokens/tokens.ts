@@ -49,7 +49,7 @@ export class Tokens {
    */
   async authenticate(plaintext: string): Promise<TokenPrincipal> {
     const kind = parseToken(plaintext);
-    if (kind === null || kind === "hook") {
+    if (kind === null || kind === "hook" || kind === "share") {
       throw apiError("unauthorized", "the bearer token is malformed", { reason: "token_malformed" });
     }
     const row = await tokenByHash.takeFirst(this.db, hashToken(plaintext));
@@ -83,7 +83,7 @@ export class Tokens {
 
   /** Inserts a token row and returns its plaintext, the only time anyone sees it. */
   async issue(
-    kind: Exclude<TokenKind, "hook">,
+    kind: Exclude<TokenKind, "hook" | "share">,
     options: { userId?: string | null; appId?: string | null; name?: string | null; source?: "minted" | "paired" | null; ttlMs: number | null },
     db: Kysely<Database> = this.db,
   ): Promise<IssuedToken> {

@@ -8,7 +8,7 @@ import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { RoutinesTable } from "./routines.ts";
 import type { SecretsTable } from "./secrets.ts";
-import type { AppSharesTable } from "./shares.ts";
+import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -36,6 +36,7 @@ export interface Database {
   assets: AssetsTable;
   feedback: FeedbackTable;
   app_shares: AppSharesTable;
+  app_share_links: AppShareLinksTable;
 }
 
 export type {

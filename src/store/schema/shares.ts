@@ -16,4 +16,17 @@ export interface AppSharesTable {
   /** An invitation not accepted by then is `expired` (14 days); grants keep it but never expire. */
   expires_at: number;
   accepted_at: number | null;
+  /** The share link whose opening made this grant; revoking the link removes it. */
+  link_id: string | null;
+}
+
+/** A revocable link that grants its role to any signed-in person who opens it. */
+export interface AppShareLinksTable {
+  id: string;
+  app_id: string;
+  role: "end-user" | "viewer";
+  /** sha256 of the `svc_share_…` token; the URL is shown once, when the link is made. */
+  token_hash: string;
+  created_by: string;
+  created_at: number;
 }
