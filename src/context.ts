@@ -5,6 +5,8 @@ import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
+import { EmailVerification } from "./domain/accounts/verification.ts";
+import { Mailer } from "./domain/mail/mailer.ts";
 import { ShareLinks } from "./domain/shares/links.ts";
 import { Shares } from "./domain/shares/shares.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
@@ -101,6 +103,10 @@ export interface AppContext {
   shares: Shares;
   /** Revocable links that give a role to signed-in people who open them. */
   shareLinks: ShareLinks;
+  /** Outgoing mail: the outbox table (and SMTP, once built). */
+  mailer: Mailer;
+  /** Sign-up's emailed link; what an address was sent reaches an account only once it is verified. */
+  emailVerification: EmailVerification;
 }
 
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
@@ -174,8 +180,13 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const runner = new AppRunner(apps, users, secrets, operations);
   const shares = new Shares(db, clock, apps, users);
   apps.addRoleSource((appId, userId) => shares.roleOf(appId, userId));
+  const mailer = new Mailer(db, clock);
+  const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
+  emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
   return {
     shares,
+    mailer,
+    emailVerification,
     shareLinks: new ShareLinks(db, clock, apps, () => deps.config.baseUrl),
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),

@@ -21,6 +21,7 @@ import getMe from "./auth/getMe.ts";
 import login from "./auth/login.ts";
 import logout from "./auth/logout.ts";
 import signup from "./auth/signup.ts";
+import resendVerification from "./auth/resendVerification.ts";
 import pages from "./pages/index.ts";
 import approvePairing from "./pair/approvePairing.ts";
 import pollPairing from "./pair/pollPairing.ts";
@@ -60,6 +61,7 @@ const routes: RouteModule[] = [
   healthz,
   openapi,
   signup,
+  resendVerification,
   login,
   logout,
   getMe,

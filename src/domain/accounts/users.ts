@@ -19,6 +19,8 @@ export interface User {
   handle: string;
   plan: Plan;
   createdAt: number;
+  /** The account proved it receives mail at `email` (DECISIONS §1). */
+  emailVerified: boolean;
 }
 
 // Verifying against this when the login names nobody keeps the response time the same, so the
@@ -41,7 +43,7 @@ export class Users {
     if (input.password.length < MIN_PASSWORD) {
       throw apiError("invalid_request", `password must be at least ${MIN_PASSWORD} characters`);
     }
-    const user: User = { id: randomUUID(), email, handle, plan: input.plan ?? "free", createdAt: this.clock.now() };
+    const user: User = { id: randomUUID(), email, handle, plan: input.plan ?? "free", createdAt: this.clock.now(), emailVerified: false };
     const passwordHash = await argonHash(input.password);
     try {
       await this.db
@@ -75,6 +77,11 @@ export class Users {
     return row === undefined ? null : toUser(row);
   }
 
+  async byEmail(email: string): Promise<User | null> {
+    const row = await this.db.selectFrom("users").selectAll().where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
+    return row === undefined ? null : toUser(row);
+  }
+
   async byHandle(handle: string): Promise<User | null> {
     const row = await this.db.selectFrom("users").selectAll().where("handle", "=", handle).executeTakeFirst();
     return row === undefined ? null : toUser(row);
@@ -89,6 +96,6 @@ export class Users {
   }
 }
 
-function toUser(row: { id: string; email: string; handle: string; plan: string; created_at: number }): User {
-  return { id: row.id, email: row.email, handle: row.handle, plan: row.plan as Plan, createdAt: Number(row.created_at) };
+function toUser(row: { id: string; email: string; handle: string; plan: string; created_at: number; email_verified_at: number | null }): User {
+  return { id: row.id, email: row.email, handle: row.handle, plan: row.plan as Plan, createdAt: Number(row.created_at), emailVerified: row.email_verified_at !== null };
 }

@@ -42,8 +42,8 @@ export const REVOKE_NOTE = "webhooks this person created stay as they are; rotat
 /**
  * Apps shared with people (spec: Share invitation; DECISIONS §9). Only the owner shares (the
  * `manage` permission, which no shared role holds). No access before accept. An invitation by
- * email stays `invited` until an account whose ownership of that address has been verified
- * takes it: accounts cannot prove their address yet, so by email no one does (issue 15 note).
+ * email goes to an account only once that account has verified the address (verification.ts):
+ * before that it stays `invited`, whoever signs up with the address.
  */
 export class Shares {
   constructor(
@@ -63,11 +63,11 @@ export class Shares {
     if (byEmail && !EMAIL.test(grantee)) throw apiError("invalid_request", "grantee must be an account's handle or an email address");
     const handle = grantee.replace(/^@/, "").toLowerCase();
     // A string no handle can be is nobody, and never reaches a query (PostgreSQL refuses NUL).
-    const user = byEmail || !HANDLE.test(handle) ? null : await this.users.byHandle(handle);
+    const user = byEmail ? await this.verifiedAccount(grantee) : HANDLE.test(handle) ? await this.users.byHandle(handle) : null;
     if (!byEmail && user === null) throw apiError("grantee_not_found", `no account has the handle ${grantee}`);
     if (user?.id === inviter) throw apiError("grantee_is_self", "you already own this app");
     if (user !== null && user.id === app.ownerUserId) throw apiError("grantee_is_owner", "that account owns this app");
-    const email = byEmail ? grantee.toLowerCase() : null;
+    const email = byEmail && user === null ? grantee.toLowerCase() : null;
 
     const now = this.clock.now();
     return this.db.transaction().execute(async (trx) => {
@@ -108,6 +108,37 @@ export class Shares {
         .execute();
       return { status, shareId };
     });
+  }
+
+  /** The account an email invitation may go to: only one that proved it receives mail there. */
+  private async verifiedAccount(email: string) {
+    const user = await this.users.byEmail(email);
+    return user?.emailVerified === true ? user : null;
+  }
+
+  /**
+   * An account just verified `email`: invitations sent to that address become its pending
+   * invitations, except for apps it owns or already has a share of.
+   */
+  async takeInvitations(userId: string, email: string, db: Kysely<Database> = this.db): Promise<number> {
+    const now = this.clock.now();
+    const invited = await db
+      .selectFrom("app_shares")
+      .innerJoin("apps", "apps.id", "app_shares.app_id")
+      .select(["app_shares.id", "app_shares.app_id", "apps.owner_user_id"])
+      .where("app_shares.grantee_email", "=", email)
+      .where("app_shares.status", "=", "invited")
+      .where("app_shares.expires_at", ">", now)
+      .execute();
+    let taken = 0;
+    for (const row of invited) {
+      if (row.owner_user_id === userId) continue;
+      const held = await db.selectFrom("app_shares").select("id").where("app_id", "=", row.app_id).where("grantee_user_id", "=", userId).executeTakeFirst();
+      if (held !== undefined) continue;
+      await db.updateTable("app_shares").set({ grantee_user_id: userId, grantee_email: null, status: "pending" }).where("id", "=", row.id).execute();
+      taken += 1;
+    }
+    return taken;
   }
 
   /** The caller takes the invitation addressed to them; a repeat answers `alreadyAccepted`. */

@@ -9,8 +9,9 @@ export const UserView = Type.Object({
   handle: Type.String(),
   plan: Type.String({ enum: ["free", "pro", "business", "enterprise"] }),
   createdAt: Timestamp,
+  emailVerified: Type.Boolean({ description: "the account followed the verification link mailed to its address" }),
 });
 
 export function userView(user: User) {
-  return { id: user.id, email: user.email, handle: user.handle, plan: user.plan, createdAt: iso(user.createdAt) };
+  return { id: user.id, email: user.email, handle: user.handle, plan: user.plan, createdAt: iso(user.createdAt), emailVerified: user.emailVerified };
 }

@@ -33,6 +33,7 @@ export default function signup(app: App, ctx: AppContext): void {
     async (request, reply) => {
       if (ctx.config.signup === "closed") throw apiError("forbidden", "sign-up is closed on this server; ask its operator for an account");
       const user = await ctx.users.create(request.body);
+      await ctx.emailVerification.start(user);
       setSessionCookie(ctx, reply, await ctx.sessions.create(user.id));
       return reply.status(201).send({ ok: true, user: userView(user) });
     },

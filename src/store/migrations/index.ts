@@ -9,6 +9,7 @@ import * as m006 from "./006-leases.ts";
 import * as m007 from "./007-routines-webhooks.ts";
 import * as m008 from "./008-web.ts";
 import * as m009 from "./009-shares.ts";
+import * as m010 from "./010-mail.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -26,6 +27,7 @@ const steps: Record<string, Step> = {
   "007-routines-webhooks": m007,
   "008-web": m008,
   "009-shares": m009,
+  "010-mail": m010,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

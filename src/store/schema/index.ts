@@ -9,6 +9,7 @@ import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { RoutinesTable } from "./routines.ts";
 import type { SecretsTable } from "./secrets.ts";
 import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
+import type { EmailVerificationsTable, OutboxTable } from "./mail.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -37,6 +38,8 @@ export interface Database {
   feedback: FeedbackTable;
   app_shares: AppSharesTable;
   app_share_links: AppShareLinksTable;
+  outbox: OutboxTable;
+  email_verifications: EmailVerificationsTable;
 }
 
 export type {

@@ -10,4 +10,6 @@ export interface UsersTable {
   password_hash: string;
   plan: Generated<string>;
   created_at: number;
+  /** When the account followed an emailed verification link for its current address; null until then. */
+  email_verified_at: number | null;
 }
