@@ -178,9 +178,9 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   );
   const users = new Users(db, clock);
   const runner = new AppRunner(apps, users, secrets, operations);
-  const shares = new Shares(db, clock, apps, users);
-  apps.addRoleSource((appId, userId) => shares.roleOf(appId, userId));
   const mailer = new Mailer(db, clock);
+  const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);
+  apps.addRoleSource((appId, userId) => shares.roleOf(appId, userId));
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
   return {

@@ -9,10 +9,10 @@ const MODULE = `export const manifest = { id: "invite-app", routes: { hi: { acce
 export default { async fetch() { return Response.json({ ok: true, value: "hi" }); } };
 `;
 
-/** The verification link in the newest mail to `address`, as a path on this server. */
+/** The verification link in the newest mail to `address` that has one, as a path on this server. */
 async function mailedLink(server: TestServer, address: string): Promise<string> {
-  const [mail] = await server.ctx.mailer.to(address);
-  const link = /https?:\/\/\S+\/verify-email\?token=[0-9A-Za-z]+/.exec(mail?.text ?? "")?.[0];
+  const mails = await server.ctx.mailer.to(address);
+  const link = mails.map((mail) => /https?:\/\/\S+\/verify-email\?token=[0-9A-Za-z]+/.exec(mail.text)?.[0]).find((found) => found !== undefined);
   if (link === undefined) throw new Error(`no verification link mailed to ${address}`);
   return link.replace(server.config.baseUrl, "");
 }
@@ -38,6 +38,9 @@ describeEachDialect("email verification and invitations by email", (dialect) => 
     expect((await server.client.get("/api/me", { token: person.token })).body.user.emailVerified).toBe(false);
     const invited = await server.client.post(`/api/v1/apps/${appId}/shares`, { grantee: person.email }, { token: owner.token });
     expect(invited.body).toMatchObject({ ok: true, status: "invited" });
+    // The address is told how to take it: sign up with it, confirm it, then open the invitation.
+    const invitation = (await server.ctx.mailer.to(person.email)).find((mail) => mail.subject.includes("shared"));
+    expect(invitation?.text).toMatch(/confirm it[\s\S]*\/invitations\//);
     // Holding an account with that address proves nothing yet.
     expect((await server.client.get("/api/v1/shares/incoming", { token: person.token })).body.shares).toEqual([]);
     expectError(await server.client.post(`/api/v1/apps/${appId}/shares/accept`, undefined, { token: person.token }), 403, "forbidden");

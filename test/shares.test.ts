@@ -205,4 +205,29 @@ describeEachDialect("shares", (dialect) => {
     expect(taken.headers.get("location")).toBe(`${server.config.baseUrl}/app/${appId}`);
     expect((await call("bump", bob.token)).body.value.role).toBe("end-user");
   });
+
+  it("the invitation page: mailed to the invitee, shows only their own invitation, accepts only by our own form", async () => {
+    await server.client.post(api("/shares"), { grantee: bob.handle, role: "end-user" }, { token: owner.token });
+    const [bobUser] = [await server.ctx.users.byId(bob.id)];
+    const [mail] = await server.ctx.mailer.to(bobUser?.email ?? "");
+    expect(mail?.text).toContain(`/invitations/${appId}`);
+    expect(mail?.text).toContain("as end-user");
+    const path = `/invitations/${appId}`;
+    const html = { accept: "text/html" };
+    expect((await server.client.get(path, { headers: html })).text).toContain('action="/sign-in"');
+    const page = await server.client.get(path, { cookie: bob.cookie, headers: html });
+    expect(page.text).toContain(`action="${path}"`);
+    const carol = await makeUser(server);
+    expect((await server.client.get(path, { cookie: carol.cookie, headers: html })).status).toBe(404);
+    expect((await server.client.get("/invitations/not-an-id", { cookie: bob.cookie, headers: html })).status).toBe(400);
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    expect((await server.client.request("POST", path, undefined, { cookie: bob.cookie, raw: "", headers: { ...form, origin: "https://evil.example" } })).status).toBe(403);
+    expectError(await call("bump", bob.token), 403, "forbidden");
+    const accepted = await server.client.request("POST", path, undefined, { cookie: bob.cookie, raw: "", headers: { ...form, origin: server.config.baseUrl } });
+    expect(accepted.status).toBe(303);
+    expect(accepted.headers.get("location")).toBe(`${server.config.baseUrl}/app/${appId}`);
+    expect((await call("bump", bob.token)).body.value.role).toBe("end-user");
+    // Accepted already: the page goes straight to the app.
+    expect((await server.client.get(path, { cookie: bob.cookie, headers: html })).status).toBe(303);
+  });
 });

@@ -5,6 +5,7 @@ import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/schema/index.ts";
 import type { Users } from "../accounts/users.ts";
 import type { Apps } from "../apps/apps.ts";
+import type { Mailer } from "../mail/mailer.ts";
 import type { Actor, AppRole } from "../apps/access.ts";
 
 export const SHARE_ROLES = ["collaborator", "end-user", "viewer"] as const;
@@ -51,6 +52,8 @@ export class Shares {
     private readonly clock: Clock,
     private readonly apps: Apps,
     private readonly users: Users,
+    private readonly mailer: Mailer,
+    private readonly baseUrl: () => string,
   ) {}
 
   async invite(appId: string, actor: Actor, input: { grantee: string; role?: ShareRole }): Promise<{ status: "pending" | "invited"; shareId: string }> {
@@ -70,7 +73,7 @@ export class Shares {
     const email = byEmail && user === null ? grantee.toLowerCase() : null;
 
     const now = this.clock.now();
-    return this.db.transaction().execute(async (trx) => {
+    const result = await this.db.transaction().execute(async (trx) => {
       const existing = await trx
         .selectFrom("app_shares")
         .selectAll()
@@ -89,7 +92,7 @@ export class Shares {
       // An expired invitation is replaced: its row goes, the new one takes a new id.
       if (existing !== undefined) await trx.deleteFrom("app_shares").where("id", "=", existing.id).execute();
       const shareId = randomUUID();
-      const status = user === null ? "invited" : "pending";
+      const status: "pending" | "invited" = user === null ? "invited" : "pending";
       await trx
         .insertInto("app_shares")
         .values({
@@ -107,6 +110,24 @@ export class Shares {
         })
         .execute();
       return { status, shareId };
+    });
+    await this.mailInvitation(inviter, app.displayName, app.id, user?.email ?? email ?? "", role, result.status);
+    return result;
+  }
+
+  /** Tells the invitee, at their account's address or the address invited. */
+  private async mailInvitation(inviterId: string, displayName: string, appId: string, to: string, role: ShareRole, status: "pending" | "invited"): Promise<void> {
+    const inviter = await this.users.byId(inviterId);
+    const base = this.baseUrl();
+    const open = `${base}/invitations/${appId}`;
+    const steps =
+      status === "pending"
+        ? `Open ${open} to accept. The invitation lasts 14 days.`
+        : `Sign up at ${base} with this address and confirm it from the mail you receive; then open ${open} to accept. The invitation lasts 14 days.`;
+    await this.mailer.send({
+      to,
+      subject: `@${inviter?.handle ?? "someone"} shared "${displayName}" with you on Brickyard`,
+      text: `@${inviter?.handle ?? "someone"} invited you to use "${displayName}" as ${role}.\n\n${steps}\n`,
     });
   }
 
@@ -193,7 +214,11 @@ export class Shares {
   }
 
   /** The role an accepted share gives this user on this app, or null (Apps.roleOf asks). */
-  async roleOf(appId: string, userId: string): Promise<AppRole | null> {
+  roleOf(appId: string, userId: string): Promise<AppRole | null> {
+    return this.accepted(appId, userId);
+  }
+
+  async accepted(appId: string, userId: string): Promise<ShareRole | null> {
     const row = await this.db
       .selectFrom("app_shares")
       .select("role")
