@@ -6,6 +6,7 @@ import type { AppContext } from "../context.ts";
 import { installFrameCors } from "./cors.ts";
 import { clientError, frameworkError } from "./client-errors.ts";
 import { installErrorHandler } from "./error-handler.ts";
+import { installNulGuard } from "./nul-guard.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
 import { installOpenApi } from "./openapi.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
@@ -43,6 +44,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, response: { ...errorResponses, ...(route.schema?.response as object | undefined) } };
   });
+  installNulGuard(app);
   // A POST with no body at all (`curl -X POST …`) means "no fields" when the body schema is an
   // object that requires none; Fastify would otherwise refuse it as a missing body.
   app.addHook("preValidation", (request, _reply, done) => {
