@@ -39,6 +39,9 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
+    // Mail under way finishes writing its outbox row before the store closes.
+    await ctx.mailer.settled();
+    ctx.mailer.close();
     await ctx.live.close();
     // Kills every workerd process (SIGKILL; see WorkerdProcess.kill) before the store closes.
     await ctx.executor.close();

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
+import { createTransport, type Transporter } from "nodemailer";
+import type { Logger } from "pino";
 import type { Clock } from "../../config/clock.ts";
 import type { Database } from "../../store/schema/index.ts";
 
@@ -11,25 +13,67 @@ export interface Mail {
 }
 
 /**
- * Outgoing mail (ARCHITECTURE: email). Every message becomes an outbox row first, so nothing
- * sent is lost and an operator without SMTP can read the outbox (`brickyard` CLI or SQL). SMTP
- * delivery is not built yet: `SMTP_URL` is read but rows stay unsent (issue 15 note).
+ * Outgoing mail (ARCHITECTURE: email). Every message becomes an outbox row first, so nothing sent
+ * is lost and an operator without SMTP can read the outbox. With `SMTP_URL` set, nodemailer sends
+ * each row as soon as it is written and marks it sent, or records why not; the caller never
+ * waits on the mail server.
  */
 export class Mailer {
+  private readonly transport: Transporter | null;
+  private readonly from: string;
+  private readonly sending = new Set<Promise<void>>();
+  private readonly log: Logger | null;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-  ) {}
+    options: { smtpUrl: string | null; baseUrl: string; log?: Logger },
+  ) {
+    this.transport = options.smtpUrl === null ? null : createTransport(options.smtpUrl);
+    this.from = `Brickyard <no-reply@${new URL(options.baseUrl).hostname}>`;
+    this.log = options.log ?? null;
+  }
 
-  async send(mail: Mail, db: Kysely<Database> = this.db): Promise<string> {
+  async send(mail: Mail): Promise<string> {
     const id = randomUUID();
-    await db.insertInto("outbox").values({ id, to_address: mail.to, subject: mail.subject, body: mail.text, created_at: this.clock.now(), sent_at: null, error: null }).execute();
+    await this.db.insertInto("outbox").values({ id, to_address: mail.to, subject: mail.subject, body: mail.text, created_at: this.clock.now(), sent_at: null, error: null }).execute();
+    if (this.transport !== null) {
+      const delivery = this.deliver(this.transport, id, mail).finally(() => this.sending.delete(delivery));
+      this.sending.add(delivery);
+    }
     return id;
   }
 
   /** The newest messages to an address, newest first (tests and the operator read mail here). */
-  async to(address: string, limit = 10): Promise<Mail[]> {
-    const rows = await this.db.selectFrom("outbox").select(["to_address", "subject", "body"]).where("to_address", "=", address.toLowerCase()).orderBy("created_at", "desc").limit(limit).execute();
-    return rows.map((r) => ({ to: r.to_address, subject: r.subject, text: r.body }));
+  async to(address: string, limit = 10): Promise<(Mail & { sentAt: number | null; error: string | null })[]> {
+    const rows = await this.db
+      .selectFrom("outbox")
+      .select(["to_address", "subject", "body", "sent_at", "error"])
+      .where("to_address", "=", address.toLowerCase())
+      .orderBy("created_at", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ to: r.to_address, subject: r.subject, text: r.body, sentAt: r.sent_at, error: r.error }));
+  }
+
+  /** Waits for the deliveries under way (shutdown, tests). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.sending]);
+  }
+
+  close(): void {
+    this.transport?.close();
+  }
+
+  private async deliver(transport: Transporter, id: string, mail: Mail): Promise<void> {
+    try {
+      await transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+      await this.db.updateTable("outbox").set({ sent_at: this.clock.now(), error: null }).where("id", "=", id).execute();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      // The message stays in the outbox, unsent, with the reason; it never carries the body to the log.
+      this.log?.warn({ outboxId: id, reason }, "mail not sent");
+      await this.db.updateTable("outbox").set({ error: reason.slice(0, 500) }).where("id", "=", id).execute().catch(() => undefined);
+    }
   }
 }
