@@ -11,8 +11,8 @@ const source = (marker: string, id = "matrix-app") => `export const manifest = {
 export default { async fetch() { return Response.json({ ok: true, value: ${JSON.stringify(marker)} }); } };
 `;
 
-type Who = "owner" | "collaborator" | "end-user" | "viewer" | "invitee" | "stranger" | "nobody";
-const WHO: Who[] = ["owner", "collaborator", "end-user", "viewer", "invitee", "stranger", "nobody"];
+type Who = "owner" | "collaborator" | "end-user" | "viewer" | "invitee" | "stranger" | "other-app" | "nobody";
+const WHO: Who[] = ["owner", "collaborator", "end-user", "viewer", "invitee", "stranger", "other-app", "nobody"];
 
 /** What a cell expects: a status, and for refusals the error kind. */
 type Cell = 200 | 201 | [number, string];
@@ -23,7 +23,8 @@ const NO_TOKEN: Cell = [401, "unauthorized"];
 /**
  * Who may do what to a private claimed app, by route family: the documentation of the access
  * model as it stands (issue 15). Columns: the owner; people it is shared with, per role, after
- * accepting; someone invited who has not accepted; a signed-in stranger; no credential at all.
+ * accepting; someone invited who has not accepted; a signed-in stranger; the app token of another
+ * (unclaimed) app; no credential at all.
  * An app that exists answers 403 `forbidden` to anyone it does not let in (spec Authentication
  * rule 4); only an unknown id is 404.
  */
@@ -31,68 +32,68 @@ const MATRIX: { family: string; send: (c: Ctx, token: string | undefined, who: W
   {
     family: "describe",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/describe`, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
   {
     family: "source: read",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/source`, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
   {
     family: "source: write",
     send: (c, t) => c.server.client.put(`/app/${c.appId}`, { module: source("edited") }, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
   {
     family: "op: read",
     send: (c, t) => c.server.client.post(`/app/${c.appId}/api/look`, {}, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "op: write",
     send: (c, t) => c.server.client.post(`/app/${c.appId}/api/bump`, {}, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "shares: list",
     send: (c, t) => c.server.client.get(`/api/v1/apps/${c.appId}/shares`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: SIGN_IN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "shares: invite",
     send: (c, t) => c.server.client.post(`/api/v1/apps/${c.appId}/shares`, { grantee: `x${Math.random().toString(36).slice(2, 10)}@example.test` }, opts(t)),
-    expect: { owner: 201, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: SIGN_IN },
+    expect: { owner: 201, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "routines: create",
     // One routine (and one webhook) per op: the owner's goes on the other op than the collaborator's.
     send: (c, t, who) => c.server.client.post(`/api/v1/apps/${c.appId}/routines`, { op: who === "owner" ? "look" : "bump", interval: "daily" }, opts(t)),
-    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: SIGN_IN },
+    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "webhooks: create",
     send: (c, t, who) => c.server.client.post(`/api/v1/apps/${c.appId}/webhooks`, { op: who === "owner" ? "look" : "bump" }, opts(t)),
-    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: SIGN_IN },
+    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "secrets: list (owner only, spec rule 1)",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/secrets`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: SIGN_IN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: SIGN_IN },
   },
   {
     family: "diag (owner only, spec rule 1)",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/diag`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "activity (owner only, spec rule 1)",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/activity`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "delete",
     send: (c, t) => c.server.client.delete(`/app/${c.otherAppId}`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
 ];
 
@@ -109,13 +110,15 @@ function opts(token: string | undefined) {
 
 describeEachDialect("permissions: who may do what to a private app", (dialect) => {
   let server: TestServer;
-  const users = {} as Record<Exclude<Who, "nobody">, FixtureUser>;
+  const users = {} as Record<Exclude<Who, "nobody" | "other-app">, FixtureUser>;
+  let otherAppToken = "";
   const ctx = {} as Ctx;
 
   beforeAll(async () => {
     server = await startServer({ dialect });
     ctx.server = server;
-    for (const who of WHO) if (who !== "nobody") users[who] = await makeUser(server);
+    for (const who of WHO) if (who !== "nobody" && who !== "other-app") users[who] = await makeUser(server);
+    otherAppToken = (await server.client.post("/app", { module: source("v1", "someone-elses") })).body.token as string;
     for (const key of ["appId", "otherAppId"] as const) {
       const created = await server.client.post("/app", { module: source("v1", key === "appId" ? "matrix-app" : "matrix-other") }, { token: users.owner.token });
       expect(created.status).toBe(201);
@@ -135,7 +138,8 @@ describeEachDialect("permissions: who may do what to a private app", (dialect) =
       const want: Record<string, unknown> = {};
       // The owner last on destructive rows: the others must meet the app still there.
       for (const who of [...WHO.filter((w) => w !== "owner"), "owner" as const]) {
-        const res = await row.send(ctx, who === "nobody" ? undefined : users[who].token, who);
+        const token = who === "nobody" ? undefined : who === "other-app" ? otherAppToken : users[who].token;
+        const res = await row.send(ctx, token, who);
         const cell = row.expect[who];
         want[who] = Array.isArray(cell) ? `${cell[0]} ${cell[1]}` : String(cell);
         got[who] = res.status < 300 ? String(res.status) : `${res.status} ${String(res.body?.error?.kind)}`;
