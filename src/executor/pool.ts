@@ -151,10 +151,12 @@ export class ExecutorPool {
 
   async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
     if (this.closed) throw new ExecutorFault("shutting_down", "not_started", "the executor is shutting down");
-    const left = this.quarantine.remaining(call.appId);
-    if (left > 0) {
-      throw new ExecutorFault("quarantined", "not_started", `this app took an executor down and is quarantined for ${Math.ceil(left / 1000)} s more`);
+    const left = this.quarantine.remaining(call.appId, call.ownerId ?? null);
+    if (left.ms > 0) {
+      const who = left.of === "owner" ? "this account's apps took executors down repeatedly and are" : "this app took an executor down and is";
+      throw new ExecutorFault("quarantined", "not_started", `${who} quarantined for ${Math.ceil(left.ms / 1000)} s more`);
     }
+    this.quarantine.owner(call.appId, call.ownerId);
     const trial = this.trials.of(call.appId);
     const slot = trial === undefined ? this.placeFor(call.appId, call.lane ?? "claimed") : this.trialSlot(trial);
     slot.load += 1;

@@ -55,6 +55,8 @@ export interface ExecutorCall {
   body: string;
   /** Claimed when omitted. */
   lane?: Lane;
+  /** The app's owner, when claimed: repeated convictions quarantine all of an account's apps. */
+  ownerId?: string | null;
   /** Wall-clock deadline of the call (30 s for op calls). */
   deadlineMs?: number;
   /** Bytes of KV writes the op may make without waiting (its invocation's lease); Executor sets it. */

@@ -45,6 +45,7 @@ export class AppRunner {
       // Secrets belong to claimed apps only; the version is part of the isolate's identity.
       secretsVersion: owner === null ? 0 : await this.secrets.version({ ownerUserId: owner, manifestId: app.manifestId }),
       lane: owner === null ? "free" : "claimed",
+      ownerId: owner,
     };
   }
 }

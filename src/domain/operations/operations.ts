@@ -22,6 +22,8 @@ export interface AppRecord {
   secretsVersion?: number;
   /** Free (unclaimed) apps run apart from claimed ones; claimed when omitted. */
   lane?: Lane;
+  /** The owning account, for the executor's per-account quarantine; null while unclaimed. */
+  ownerId?: string | null;
 }
 
 export interface OperationCall {
@@ -88,6 +90,7 @@ export class Operations {
         revision: app.revision,
         secretsVersion: app.secretsVersion ?? 0,
         lane: app.lane ?? "claimed",
+        ownerId: app.ownerId ?? null,
         caps,
         op,
         headers: {
