@@ -177,7 +177,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     secretRedactor(await secretsSource.forApp(appId)),
   );
   const users = new Users(db, clock);
-  const runner = new AppRunner(apps, users, secrets, operations);
+  const runner = new AppRunner(apps, users, secrets, operations, clock);
   const mailer = new Mailer(db, clock, { smtpUrl: deps.config.smtpUrl, baseUrl: deps.config.baseUrl, log });
   const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);
   apps.addRoleSource((appId, userId) => shares.roleOf(appId, userId));

@@ -130,7 +130,7 @@ describe("hostile: runaway app code", () => {
     expectUnharmed(after, "churn, after");
   }, 120_000);
 
-  it("a signed-in attacker: after 3 convicted apps, every app of the account is refused before it runs", async () => {
+  it("a signed-in attacker (a new account): its apps run apart, and after 3 convictions every app of the account is refused before it runs", async () => {
     const mallory = await makeUser(scene.server);
     const from = Date.now();
     const convicted: string[] = [];
@@ -148,10 +148,10 @@ describe("hostile: runaway app code", () => {
     expect(refused.body.error.details).toMatchObject({ reason: "quarantined", execution: "not_started" });
     expect(refused.body.error.message).toContain("this account's apps");
     const { during, after, recoverMs } = await aftermath(from, Date.now());
-    // Claimed attackers share the claimed lane with the victim: the figures are reported, not held
-    // to the anonymous attacks' bar (the issue's note says so).
-    report("signed-in attacker, 3 looping apps then a 4th", during, after, recoverMs, quarantinedApps(scene.logs).filter((id) => convicted.includes(id) || id === scene.victim.id), names);
+    report("signed-in attacker (new account), 3 looping apps then a 4th", during, after, recoverMs, quarantinedApps(scene.logs).filter((id) => convicted.includes(id) || id === scene.victim.id), names);
+    // A new account's apps run in the free lane: the established victim does not notice them.
     expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);
-    expect(after.victimSuccess).toBe(1);
+    expectUnharmed(during, "signed-in attacker, during");
+    expectUnharmed(after, "signed-in attacker, after");
   }, 120_000);
 });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import { DAY } from "../../src/config/clock.ts";
 import { makeUser, type FixtureUser } from "../helpers/apps.ts";
 import type { ApiResponse } from "../helpers/client.ts";
 import { LogCapture } from "../helpers/logs.ts";
@@ -35,6 +36,9 @@ export async function startScene(env: Record<string, string> = {}): Promise<Scen
   const logs = new LogCapture();
   const server = await startServer({ env: { EXECUTORS: "1", FREE_EXECUTORS: "1", LOG_LEVEL: "info", ...env }, logStream: logs });
   const owner = await makeUser(server);
+  // An established account (older than a day): its apps run in the claimed lane, apart from
+  // unclaimed apps and new accounts' apps (AppRunner's laneOf).
+  await server.ctx.db.updateTable("users").set({ created_at: Date.now() - 2 * DAY }).where("id", "=", owner.id).execute();
   const created = await server.client.post("/app", { module: appModule("victim", { ping: `return "pong";` }) }, { token: owner.token });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const victim = { id: created.body.id as string, token: owner.token, op: "ping", expect: "pong" };

@@ -58,7 +58,8 @@ describeEachDialect("hostile: shares", (dialect) => {
       [`${bob.handle}' OR '1'='1`, 404, "grantee_not_found"],
       ["%", 404, "grantee_not_found"],
       [`${bob.handle.slice(0, 3)}%`, 404, "grantee_not_found"],
-      ["\u0000", 404, "grantee_not_found"],
+      // NUL is refused before any route runs (http/nul-guard.ts).
+      ["\u0000", 400, "invalid_request"],
       ["a\u0000b@example.test", 400, "invalid_request"],
       ["no-dot@localhost", 400, "invalid_request"],
     ];

@@ -1,4 +1,6 @@
-import type { Users } from "../accounts/users.ts";
+import { DAY, type Clock } from "../../config/clock.ts";
+import type { User, Users } from "../accounts/users.ts";
+import type { Lane } from "../../executor/types.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord as StoredApp } from "../apps/queries.ts";
 import type { Secrets } from "../secrets/secrets.ts";
@@ -16,6 +18,7 @@ export class AppRunner {
     private readonly users: Users,
     private readonly secrets: Secrets,
     private readonly operations: Operations,
+    private readonly clock: Clock,
   ) {}
 
   /** As a caller the route has already authorized. Returns the op's `value` or throws. */
@@ -37,15 +40,29 @@ export class AppRunner {
 
   private async target(app: StoredApp): Promise<AppRecord> {
     const owner = app.ownerUserId;
+    const account = owner === null ? null : await this.users.byId(owner);
     return {
       id: app.id,
       revision: app.revision,
       manifest: app.manifest,
-      plan: await this.planOf(owner),
+      plan: account?.plan ?? "free",
       // Secrets belong to claimed apps only; the version is part of the isolate's identity.
       secretsVersion: owner === null ? 0 : await this.secrets.version({ ownerUserId: owner, manifestId: app.manifestId }),
-      lane: owner === null ? "free" : "claimed",
+      lane: laneOf(account, this.clock.now()),
       ownerId: owner,
     };
   }
+}
+
+/** A free-plan account this young is new: its apps run with the unclaimed ones (issue 14). */
+export const NEW_ACCOUNT_MS = DAY;
+
+/**
+ * Which executor processes run an app. Unclaimed apps, and the apps of new free accounts, run
+ * apart from established claimed apps: signing up is free and unmetered, so a fresh account's
+ * looping apps must not share a process with apps people rely on. Paid accounts are established.
+ */
+function laneOf(account: Pick<User, "plan" | "createdAt"> | null, now: number): Lane {
+  if (account === null) return "free";
+  return account.plan === "free" && now - account.createdAt < NEW_ACCOUNT_MS ? "free" : "claimed";
 }
