@@ -124,4 +124,32 @@ describe("executor: hostile apps", () => {
       await h2.close();
     }
   }, 60_000);
+
+  it("blames an app that fills memory even when its process was already being recycled for its RSS", async () => {
+    const MiB = 1024 * 1024;
+    const h3 = await startHarness({
+      dialect: "sqlite",
+      processes: 1,
+      tuning: { pingIntervalMs: 100, rssHighWaterBytes: 96 * MiB, memoryMaxBytes: 320 * MiB, quarantineMs: 60_000 },
+    });
+    try {
+      // 16 MiB every 50 ms: past the recycle mark well before the ceiling, slowly enough for the
+      // fresh process to come up and the old one to be marked as draining first.
+      const filler = h3.code.publish(
+        "filler",
+        appModule({ fill: `async () => { const a = new Uint8Array(2 ** 30); for (let i = 0; i < a.length; i += 4096) { a[i] = 1; if (i % (16 * 2 ** 20) === 0) await scheduler.wait(50); } return a.length; }` }),
+        { routes: { fill: {} } },
+      );
+      const answers: string[] = [];
+      for (let attempt = 0; attempt < 4 && answers.at(-1) !== "quarantined"; attempt++) {
+        const failure = (await h3.call(filler, "fill").catch((e: unknown) => e)) as ApiError;
+        answers.push(String((failure.fields?.details as { reason?: string } | undefined)?.reason ?? "answered"));
+      }
+      expect(h3.events.some((e) => e.type === "recycle")).toBe(true);
+      expect(answers.at(-1), answers.join(" → ")).toBe("quarantined");
+      expect(h3.events.flatMap((e) => (e.type === "fault" && e.quarantined !== null ? [e.quarantined] : []))).toEqual(["filler"]);
+    } finally {
+      await h3.close();
+    }
+  }, 60_000);
 });

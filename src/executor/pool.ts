@@ -365,7 +365,7 @@ export class ExecutorPool {
       for (const channel of member.channels) channel.close();
       const killedByKernel = this.o.ceiling?.oomKilled(name) ?? false;
       this.o.ceiling?.release(name);
-      if (!member.retiring && !this.closed) this.fault(slot, member, killedByKernel ? "memory" : "crashed");
+      if (!this.closed) this.fault(slot, member, killedByKernel ? "memory" : "crashed");
     };
     if (this.closed) proc.kill();
     return member;
@@ -378,7 +378,7 @@ export class ExecutorPool {
   private watch(slot: Slot, member: Member, channel: ExecutorChannel): void {
     // The supervisor dropped the channel while the process lives on: restart it all the same.
     channel.onClose = () => {
-      if (!member.retiring && !this.closed) this.fault(slot, member, "crashed");
+      if (!this.closed) this.fault(slot, member, "crashed");
     };
   }
 
@@ -420,8 +420,10 @@ export class ExecutorPool {
    * goes on trial; on a probation process the group is convicted (one app) or split.
    */
   private fault(slot: Slot, member: Member, reason: FaultReason): void {
-    // A draining process is being replaced already; its calls fail on their own if it dies.
-    if (member.faulted || member.retiring) return;
+    // A draining process that dies idle, or that we killed, is no fault. One that dies with calls
+    // in flight is: a process past the RSS mark is recycled, and the app filling it must not
+    // escape blame because its process was already being replaced.
+    if (member.faulted || (member.retiring && (member.inflight.size === 0 || member.proc.killed))) return;
     member.faulted = true;
     const now = performance.now();
     let suspects: string[];

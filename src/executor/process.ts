@@ -42,6 +42,7 @@ export class WorkerdProcess {
   readonly socketPath: string;
   private readonly agent: Agent;
   private stderrTail = "";
+  private killedByUs = false;
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private readonly exitWaiters: (() => void)[] = [];
   /** Called once when the process exits for any reason. */
@@ -103,6 +104,11 @@ export class WorkerdProcess {
     return this.exitInfo !== null;
   }
 
+  /** True once kill() was called: an exit that follows is ours, not the process's doing. */
+  get killed(): boolean {
+    return this.killedByUs;
+  }
+
   get stderr(): string {
     return this.stderrTail;
   }
@@ -153,6 +159,7 @@ export class WorkerdProcess {
    * plane), and a graceful stop would wait on exactly the runaway isolate we are killing.
    */
   kill(): void {
+    this.killedByUs = true;
     if (!this.exited) this.child.kill("SIGKILL");
     void this.agent.destroy().catch(() => undefined);
   }
