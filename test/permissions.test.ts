@@ -3,6 +3,7 @@ import { makeUser, type FixtureUser } from "./helpers/apps.ts";
 import type { ApiResponse } from "./helpers/client.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
+import { openFrame, openShell } from "./helpers/web.ts";
 
 const source = (marker: string, id = "matrix-app") => `export const manifest = {
   id: ${JSON.stringify(id)},
@@ -11,8 +12,8 @@ const source = (marker: string, id = "matrix-app") => `export const manifest = {
 export default { async fetch() { return Response.json({ ok: true, value: ${JSON.stringify(marker)} }); } };
 `;
 
-type Who = "owner" | "collaborator" | "end-user" | "viewer" | "invitee" | "stranger" | "other-app" | "nobody";
-const WHO: Who[] = ["owner", "collaborator", "end-user", "viewer", "invitee", "stranger", "other-app", "nobody"];
+type Who = "owner" | "collaborator" | "end-user" | "viewer" | "viewer-render" | "invitee" | "stranger" | "other-app" | "nobody";
+const WHO: Who[] = ["owner", "collaborator", "end-user", "viewer", "viewer-render", "invitee", "stranger", "other-app", "nobody"];
 
 /** What a cell expects: a status, and for refusals the error kind. */
 type Cell = 200 | 201 | [number, string];
@@ -23,7 +24,8 @@ const NO_TOKEN: Cell = [401, "unauthorized"];
 /**
  * Who may do what to a private claimed app, by route family: the documentation of the access
  * model as it stands (issue 15). Columns: the owner; people it is shared with, per role, after
- * accepting; someone invited who has not accepted; a signed-in stranger; the app token of another
+ * accepting, and the render token the viewer's browser holds after opening the app's page;
+ * someone invited who has not accepted; a signed-in stranger; the app token of another
  * (unclaimed) app; no credential at all.
  * An app that exists answers 403 `forbidden` to anyone it does not let in (spec Authentication
  * rule 4); only an unknown id is 404.
@@ -32,68 +34,68 @@ const MATRIX: { family: string; send: (c: Ctx, token: string | undefined, who: W
   {
     family: "describe",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/describe`, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, "viewer-render": 200, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
   {
     family: "source: read",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/source`, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
   {
     family: "source: write",
     send: (c, t) => c.server.client.put(`/app/${c.appId}`, { module: source("edited") }, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
   {
     family: "op: read",
     send: (c, t) => c.server.client.post(`/app/${c.appId}/api/look`, {}, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, "viewer-render": 200, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "op: write",
     send: (c, t) => c.server.client.post(`/app/${c.appId}/api/bump`, {}, opts(t)),
-    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "shares: list",
     send: (c, t) => c.server.client.get(`/api/v1/apps/${c.appId}/shares`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": NO_TOKEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "shares: invite",
     send: (c, t) => c.server.client.post(`/api/v1/apps/${c.appId}/shares`, { grantee: `x${Math.random().toString(36).slice(2, 10)}@example.test` }, opts(t)),
-    expect: { owner: 201, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
+    expect: { owner: 201, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": NO_TOKEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "routines: create",
     // One routine (and one webhook) per op: the owner's goes on the other op than the collaborator's.
     send: (c, t, who) => c.server.client.post(`/api/v1/apps/${c.appId}/routines`, { op: who === "owner" ? "look" : "bump", interval: "daily" }, opts(t)),
-    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
+    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": NO_TOKEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "webhooks: create",
     send: (c, t, who) => c.server.client.post(`/api/v1/apps/${c.appId}/webhooks`, { op: who === "owner" ? "look" : "bump" }, opts(t)),
-    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
+    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": NO_TOKEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "secrets: list (owner only, spec rule 1)",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/secrets`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: SIGN_IN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: SIGN_IN },
   },
   {
     family: "diag (owner only, spec rule 1)",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/diag`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "activity (owner only, spec rule 1)",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/activity`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
     family: "delete",
     send: (c, t) => c.server.client.delete(`/app/${c.otherAppId}`, opts(t)),
-    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
+    expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
   },
 ];
 
@@ -110,14 +112,15 @@ function opts(token: string | undefined) {
 
 describeEachDialect("permissions: who may do what to a private app", (dialect) => {
   let server: TestServer;
-  const users = {} as Record<Exclude<Who, "nobody" | "other-app">, FixtureUser>;
+  const users = {} as Record<Exclude<Who, "nobody" | "other-app" | "viewer-render">, FixtureUser>;
   let otherAppToken = "";
+  const renderTokens: Record<string, string> = {};
   const ctx = {} as Ctx;
 
   beforeAll(async () => {
     server = await startServer({ dialect });
     ctx.server = server;
-    for (const who of WHO) if (who !== "nobody" && who !== "other-app") users[who] = await makeUser(server);
+    for (const who of WHO) if (who !== "nobody" && who !== "other-app" && who !== "viewer-render") users[who] = await makeUser(server);
     otherAppToken = (await server.client.post("/app", { module: source("v1", "someone-elses") })).body.token as string;
     for (const key of ["appId", "otherAppId"] as const) {
       const created = await server.client.post("/app", { module: source("v1", key === "appId" ? "matrix-app" : "matrix-other") }, { token: users.owner.token });
@@ -128,6 +131,9 @@ describeEachDialect("permissions: who may do what to a private app", (dialect) =
         expect((await server.client.post(`/api/v1/apps/${ctx[key]}/shares/accept`, undefined, { token: users[role].token })).status).toBe(200);
       }
       await server.client.post(`/api/v1/apps/${ctx[key]}/shares`, { grantee: users.invitee.handle }, { token: users.owner.token });
+      // What the viewer's browser holds once the app's page is open: a render token for this app.
+      const page = `/@${users.owner.handle}/${key === "appId" ? "matrix-app" : "matrix-other"}`;
+      renderTokens[key] = await openFrame(server, ctx[key], await openShell(server, page, users.viewer.cookie));
     }
   });
   afterAll(async () => server.close());
@@ -138,7 +144,8 @@ describeEachDialect("permissions: who may do what to a private app", (dialect) =
       const want: Record<string, unknown> = {};
       // The owner last on destructive rows: the others must meet the app still there.
       for (const who of [...WHO.filter((w) => w !== "owner"), "owner" as const]) {
-        const token = who === "nobody" ? undefined : who === "other-app" ? otherAppToken : users[who].token;
+        const token =
+          who === "nobody" ? undefined : who === "other-app" ? otherAppToken : who === "viewer-render" ? (renderTokens[row.family === "delete" ? "otherAppId" : "appId"] ?? "") : users[who].token;
         const res = await row.send(ctx, token, who);
         const cell = row.expect[who];
         want[who] = Array.isArray(cell) ? `${cell[0]} ${cell[1]}` : String(cell);
