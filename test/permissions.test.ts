@@ -93,6 +93,16 @@ const MATRIX: { family: string; send: (c: Ctx, token: string | undefined, who: W
     expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
+    family: "assets: list",
+    send: (c, t) => c.server.client.get(`/app/${c.appId}/assets`, opts(t)),
+    expect: { owner: 200, collaborator: 200, "end-user": 200, viewer: 200, "viewer-render": 200, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
+  },
+  {
+    family: "assets: upload",
+    send: (c, t, who) => uploadAsset(c, t, `${who}.png`),
+    expect: { owner: 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
+  },
+  {
     family: "delete",
     send: (c, t) => c.server.client.delete(`/app/${c.otherAppId}`, opts(t)),
     expect: { owner: 200, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
@@ -104,6 +114,16 @@ interface Ctx {
   appId: string;
   /** A second app shared the same way, for the destructive cells. */
   otherAppId: string;
+}
+
+/** A multipart upload, as a page or an agent sends one. */
+async function uploadAsset(c: Ctx, token: string | undefined, key: string): Promise<ApiResponse> {
+  const form = new FormData();
+  form.set("key", key);
+  form.set("file", new Blob([new Uint8Array(64).fill(7)], { type: "image/png" }), "x.png");
+  const res = await fetch(`${c.server.url}/app/${c.appId}/assets`, { method: "POST", body: form, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text === "" ? null : (JSON.parse(text) as unknown), text };
 }
 
 function opts(token: string | undefined) {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
-import { requirePermission } from "../../domain/apps/access.ts";
+import { can, requirePermission } from "../../domain/apps/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Principal } from "../../http/auth.ts";
@@ -37,10 +37,10 @@ export async function requireReporter(ctx: AppContext, principal: Principal | nu
 }
 
 /**
- * Assets (spec rule 1): app, user or render token, or the claim cookie. Users must own the app;
- * the claim cookie holds the app token and, being a cookie, must come with our Origin on writes.
- * Any page of the app may read its assets, but on a claimed app only the owner's page may change
- * them (spec: owners upload assets), not a visitor of a public or signed-in app.
+ * Assets (spec rule 1): app, user or render token, or the claim cookie. The claim cookie holds the
+ * app token and, being a cookie, must come with our Origin on writes. Any page of the app may
+ * read its assets; on a claimed app only the owner and those who may edit it (collaborators)
+ * change them, not a visitor of a public or signed-in app.
  */
 export async function requireAssetUser(ctx: AppContext, request: FastifyRequest, principal: Principal | null, app: AppRecord): Promise<void> {
   if (principal === null) {
@@ -59,17 +59,14 @@ export async function requireAssetUser(ctx: AppContext, request: FastifyRequest,
       return;
     case "render":
       if (principal.appId !== app.id) boundElsewhere("render");
-      if (request.method !== "GET" && app.ownerUserId !== null && principal.userId !== app.ownerUserId) {
-        throw apiError("forbidden", "only the owner's page can change this app's assets");
+      if (request.method !== "GET" && app.ownerUserId !== null && principal.userId !== app.ownerUserId && !can(await ctx.apps.roleOf(principal, app), "source:write")) {
+        throw apiError("forbidden", "only the pages of people who may edit this app can change its assets");
       }
       return;
     case "user":
-      requireOwnerUser(principal.userId, app);
+      // Anyone the app is shared with reads its assets (its page shows them anyway); those who
+      // may edit it change them. An unclaimed app's assets go with its token.
+      if (app.ownerUserId === null) throw apiError("forbidden", "this app is unclaimed; use its app token");
+      requirePermission(await ctx.apps.roleOf(principal, app), app, request.method === "GET" ? "view" : "source:write");
   }
-}
-
-/** The owner's user credential; 403 otherwise, including anonymous-owned apps (spec rule 4). */
-function requireOwnerUser(userId: string, app: AppRecord): void {
-  if (app.ownerUserId === null) throw apiError("forbidden", "this app is unclaimed; use its app token");
-  if (userId !== app.ownerUserId) throw apiError("forbidden", "only the app's owner can do this");
 }
