@@ -9,6 +9,10 @@ import { EmailVerification } from "./domain/accounts/verification.ts";
 import { Mailer } from "./domain/mail/mailer.ts";
 import { ShareLinks } from "./domain/shares/links.ts";
 import { Shares } from "./domain/shares/shares.ts";
+import { TeamExposure } from "./domain/teams/exposure.ts";
+import { TeamInvitations } from "./domain/teams/invitations.ts";
+import { Teams } from "./domain/teams/teams.ts";
+import { AppTransfer } from "./domain/teams/transfer.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
@@ -101,6 +105,14 @@ export interface AppContext {
   feedback: Feedback;
   /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
   shares: Shares;
+  /** Teams: accounts that own apps, and the people in them with their roles. */
+  teams: Teams;
+  /** Invitations to join a team, accepted only from a browser session by the verified address. */
+  teamInvitations: TeamInvitations;
+  /** A team's exposure summary and the ledger of who its apps are shared with. */
+  teamExposure: TeamExposure;
+  /** Moving an app into a team, or out of one to a member. */
+  transfer: AppTransfer;
   /** Revocable links that give a role to signed-in people who open them. */
   shareLinks: ShareLinks;
   /** Outgoing mail: the outbox table (and SMTP, once built). */
@@ -180,11 +192,17 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const runner = new AppRunner(apps, users, secrets, operations, clock);
   const mailer = new Mailer(db, clock, { smtpUrl: deps.config.smtpUrl, baseUrl: deps.config.baseUrl, log });
   const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);
-  apps.addRoleSource((appId, userId) => shares.roleOf(appId, userId));
+  apps.addRoleSource((app, userId) => shares.roleOf(app.id, userId));
+  const teams = new Teams(db, clock, users, () => deps.config.baseUrl);
+  apps.addRoleSource((app, userId) => teams.roleOnApp(app, userId));
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
   return {
     shares,
+    teams,
+    teamInvitations: new TeamInvitations(db, clock, teams, users, mailer, () => deps.config.baseUrl),
+    teamExposure: new TeamExposure(db, clock, teams),
+    transfer: new AppTransfer(db, clock, apps, teams, users, secrets),
     mailer,
     emailVerification,
     shareLinks: new ShareLinks(db, clock, apps, () => deps.config.baseUrl),

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DAY, ManualClock } from "../src/config/clock.ts";
 import { Activity, authorizeActivity, authorizeDiag, DiagRing, parseActivityQuery, type DiagnosticsCaller } from "../src/domain/diagnostics/index.ts";
+import type { AppRecord } from "../src/domain/apps/queries.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { migrate, openStore, type Store } from "../src/store/index.ts";
 import { createTestDatabase, describeEachDialect } from "./helpers/dialects.ts";
@@ -78,7 +79,7 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
     expect(ring.list("other")).toEqual([]);
   });
 
-  it("applies the spec's auth rules to diag and activity reads", () => {
+  it("applies the spec's auth rules to diag and activity reads", async () => {
     const claimed = { id: "app-x", ownerUserId: "owner" };
     const anonymous = { id: "app-x", ownerUserId: null };
     const callers: Record<string, DiagnosticsCaller> = {
@@ -91,19 +92,23 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
       visitorRender: { kind: "render", appId: "app-x", userId: null },
       claimCookie: { kind: "claim_cookie", appId: "app-x" },
     };
-    const outcome = (check: typeof authorizeDiag, caller: DiagnosticsCaller, app: typeof claimed | typeof anonymous) => {
+    // The owner's rights, as Apps.roleOf decides them for a personal app (teams: permissions.test.ts).
+    const oracle = { roleOf: (actor: { userId: string }, app: { ownerUserId: string | null }) => Promise.resolve(actor.userId === app.ownerUserId ? ("owner" as const) : null) };
+    const outcome = async (check: typeof authorizeDiag, caller: DiagnosticsCaller, app: typeof claimed | typeof anonymous) => {
       try {
-        check(caller, app);
+        await check(caller, app as unknown as AppRecord, oracle);
         return 200;
       } catch (error) {
         return (error as ApiError).status;
       }
     };
     const table = Object.fromEntries(
-      Object.entries(callers).map(([name, caller]) => [
-        name,
-        [outcome(authorizeDiag, caller, claimed), outcome(authorizeActivity, caller, claimed), outcome(authorizeDiag, caller, anonymous), outcome(authorizeActivity, caller, anonymous)],
-      ]),
+      await Promise.all(
+        Object.entries(callers).map(async ([name, caller]) => [
+          name,
+          await Promise.all([outcome(authorizeDiag, caller, claimed), outcome(authorizeActivity, caller, claimed), outcome(authorizeDiag, caller, anonymous), outcome(authorizeActivity, caller, anonymous)]),
+        ]),
+      ),
     );
     expect(table).toEqual({
       none: [401, 401, 401, 401],

@@ -3,19 +3,14 @@ import { HOUR, type ManualClock } from "../src/config/clock.ts";
 import { createUser } from "./helpers/accounts.ts";
 import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
+import { mailedLink as mailedVerifyLink, VERIFY_LINK } from "./helpers/mail.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const MODULE = `export const manifest = { id: "invite-app", routes: { hi: { access: "write" } } };
 export default { async fetch() { return Response.json({ ok: true, value: "hi" }); } };
 `;
 
-/** The verification link in the newest mail to `address` that has one, as a path on this server. */
-async function mailedLink(server: TestServer, address: string): Promise<string> {
-  const mails = await server.ctx.mailer.to(address);
-  const link = mails.map((mail) => /https?:\/\/\S+\/verify-email\?token=[0-9A-Za-z]+/.exec(mail.text)?.[0]).find((found) => found !== undefined);
-  if (link === undefined) throw new Error(`no verification link mailed to ${address}`);
-  return link.replace(server.config.baseUrl, "");
-}
+const mailedLink = (server: TestServer, address: string) => mailedVerifyLink(server, address, VERIFY_LINK);
 
 /** Issue 15: email ownership first — what was sent to an address reaches only its verified owner. */
 describeEachDialect("email verification and invitations by email", (dialect) => {

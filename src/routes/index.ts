@@ -53,6 +53,10 @@ import inviteShare from "./shares/inviteShare.ts";
 import listShares from "./shares/listShares.ts";
 import revokeShare from "./shares/revokeShare.ts";
 import shareLinks from "./shares/shareLinks.ts";
+import teamExposure from "./teams/exposure.ts";
+import teamInvitations from "./teams/invitations.ts";
+import teams from "./teams/teams.ts";
+import transferApp from "./teams/transferApp.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -90,6 +94,10 @@ const routes: RouteModule[] = [
   revokeShare,
   listShares,
   shareLinks,
+  teams,
+  teamInvitations,
+  teamExposure,
+  transferApp,
   startPairing,
   pollPairing,
   approvePairing,

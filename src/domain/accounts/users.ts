@@ -21,6 +21,8 @@ export interface User {
   createdAt: number;
   /** The account proved it receives mail at `email` (DECISIONS §1). */
   emailVerified: boolean;
+  /** A person signs in; a team's account only owns apps (domain/teams). */
+  kind: "person" | "team";
 }
 
 // Verifying against this when the login names nobody keeps the response time the same, so the
@@ -43,7 +45,7 @@ export class Users {
     if (input.password.length < MIN_PASSWORD) {
       throw apiError("invalid_request", `password must be at least ${MIN_PASSWORD} characters`);
     }
-    const user: User = { id: randomUUID(), email, handle, plan: input.plan ?? "free", createdAt: this.clock.now(), emailVerified: false };
+    const user: User = { id: randomUUID(), email, handle, plan: input.plan ?? "free", createdAt: this.clock.now(), emailVerified: false, kind: "person" };
     const passwordHash = await argonHash(input.password);
     try {
       await this.db
@@ -67,6 +69,7 @@ export class Users {
       .selectFrom("users")
       .selectAll()
       .where((eb) => eb.or([eb("email", "=", key), eb("handle", "=", key)]))
+      .where("kind", "=", "person")
       .executeTakeFirst();
     const ok = await argonVerify(row?.password_hash ?? DUMMY_HASH, password);
     return row !== undefined && ok ? toUser(row) : null;
@@ -77,8 +80,9 @@ export class Users {
     return row === undefined ? null : toUser(row);
   }
 
+  /** The person with this address (a team's account has none anyone can receive mail at). */
   async byEmail(email: string): Promise<User | null> {
-    const row = await this.db.selectFrom("users").selectAll().where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
+    const row = await this.db.selectFrom("users").selectAll().where("email", "=", email.trim().toLowerCase()).where("kind", "=", "person").executeTakeFirst();
     return row === undefined ? null : toUser(row);
   }
 
@@ -96,6 +100,14 @@ export class Users {
   }
 }
 
-function toUser(row: { id: string; email: string; handle: string; plan: string; created_at: number; email_verified_at: number | null }): User {
-  return { id: row.id, email: row.email, handle: row.handle, plan: row.plan as Plan, createdAt: Number(row.created_at), emailVerified: row.email_verified_at !== null };
+function toUser(row: { id: string; email: string; handle: string; plan: string; created_at: number; email_verified_at: number | null; kind: "person" | "team" }): User {
+  return {
+    id: row.id,
+    email: row.email,
+    handle: row.handle,
+    plan: row.plan as Plan,
+    createdAt: Number(row.created_at),
+    emailVerified: row.email_verified_at !== null,
+    kind: row.kind,
+  };
 }

@@ -13,13 +13,13 @@ export type Actor =
 /**
  * A caller's relation to one app: the owner, the holder of the app's own token while it is
  * unclaimed, people it is shared with (`collaborator`, `end-user`, `viewer`; spec: Role
- * meanings), and `visitor` (anyone holding the URL of an unclaimed or public app). Teams add
- * `team-admin` and `team-member` here.
+ * meanings), members of the team that owns a team app (`team-admin` for its owners and admins,
+ * `team-member` for the rest), and `visitor` (anyone holding the URL of an unclaimed or public app).
  */
-export type AppRole = "owner" | "collaborator" | "app-token" | "end-user" | "viewer" | "visitor";
+export type AppRole = "owner" | "team-admin" | "team-member" | "collaborator" | "app-token" | "end-user" | "viewer" | "visitor";
 
 /** Widest first: a caller with two relations to an app (a share and visibility) gets the wider. */
-const WIDTH: readonly AppRole[] = ["owner", "collaborator", "app-token", "end-user", "viewer", "visitor"];
+const WIDTH: readonly AppRole[] = ["owner", "team-admin", "team-member", "collaborator", "app-token", "end-user", "viewer", "visitor"];
 
 export function widest(a: AppRole | null, b: AppRole | null): AppRole | null {
   if (a === null || b === null) return a ?? b;
@@ -43,6 +43,9 @@ export type AppPermission =
 
 const GRANTS: Record<AppRole, ReadonlySet<AppPermission>> = {
   owner: new Set(["source:read", "source:write", "view", "manage"]),
+  // A team app has no owner person: the team's owners and admins hold the owner's rights.
+  "team-admin": new Set(["source:read", "source:write", "view", "manage"]),
+  "team-member": new Set(["source:read", "source:write", "view"]),
   // Edits and runs; never shares, deletes or transfers (those are `manage`).
   collaborator: new Set(["source:read", "source:write", "view"]),
   "app-token": new Set(["source:read", "source:write", "view"]),

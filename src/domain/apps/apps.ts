@@ -2,12 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
+import { UUID } from "../ids.ts";
 import { isUniqueViolation, type Database, type GroupCommit } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
 import { directRole, requirePermission, widest, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
 
-/** A role a user holds on an app through some other relation than the app row (a share). */
-export type RoleSource = (appId: string, userId: string) => Promise<AppRole | null>;
 import { claimApp } from "./claim.ts";
 import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
 import { AppEvents, type AppEvent } from "./events.ts";
@@ -20,8 +19,10 @@ import { assertSameManifestId, expectedRevision, revisionMismatch } from "./prec
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { uuidUrl } from "./urls.ts";
 
+/** A role a user holds on an app through some other relation than the app row (a share, a team). */
+export type RoleSource = (app: AppRecord, userId: string) => Promise<AppRole | null>;
+
 export const UNCLAIMED_TTL_MS = 7 * DAY;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const UPSERT_ATTEMPTS = 5;
 
 export interface CreateInput extends SourceBundle {
@@ -96,7 +97,7 @@ export class Apps {
     let role = directRole(actor, app);
     const userId = actor?.kind === "user" ? actor.userId : actor?.kind === "render" && actor.appId === app.id ? actor.userId : null;
     if (role === "owner" || userId === null) return role;
-    for (const source of this.roleSources) role = widest(role, await source(app.id, userId));
+    for (const source of this.roleSources) role = widest(role, await source(app, userId));
     return role;
   }
 
@@ -304,9 +305,7 @@ export class Apps {
    * 403 for anyone but the owner, and for an anonymous-owned app.
    */
   async setSettings(id: string, actor: Actor, fields: { visibility?: Visibility; starterPrompt?: string | null }): Promise<AppRecord> {
-    const app = await this.find(id);
-    if (app.ownerUserId === null) throw apiError("forbidden", "this app is unclaimed; claim it under an account first");
-    if (actor?.kind !== "user" || actor.userId !== app.ownerUserId) throw apiError("forbidden", "only the app's owner can change this");
+    await this.load(id, actor, "manage");
     await this.db
       .updateTable("apps")
       .set({

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
-import type { AppRole } from "./access.ts";
+import { widest, type AppRole } from "./access.ts";
 import { listedPage, type AppRecord } from "./queries.ts";
 
 export const LIST_DEFAULT_LIMIT = 50;
@@ -14,7 +14,7 @@ export interface ListedApp {
 /**
  * GET /app: the user's apps newest first by creation (an upsert does not move a row), in
  * keyset pages. The cursor is the (createdAt, id) of the last row, opaque to clients. Apps shared
- * with the user (accepted) are listed with their share's role; teams add rows of their own here.
+ * with the user (accepted) are listed with their share's role, team apps with the membership's.
  */
 export async function listApps(db: Kysely<Database>, userId: string, limit: number, cursor: string | null): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
   const after = cursor === null ? null : decodeCursor(cursor);
@@ -23,7 +23,14 @@ export async function listApps(db: Kysely<Database>, userId: string, limit: numb
   const page = rows.slice(0, limit);
   const last = page.at(-1)?.app;
   const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last.createdAt, last.id) : null;
-  return { rows: page.map(({ app, shareRole }) => ({ app, role: app.ownerUserId === userId ? "owner" : ((shareRole ?? "viewer") as AppRole) })), nextCursor };
+  return { rows: page.map(({ app, shareRole, teamRole }) => ({ app, role: rowRole(app, userId, shareRole, teamRole) })), nextCursor };
+}
+
+/** The widest of the relations the row was found by, as `Apps.roleOf` would rank them. */
+function rowRole(app: AppRecord, userId: string, shareRole: string | null, teamRole: string | null): AppRole {
+  if (app.ownerUserId === userId) return "owner";
+  const team: AppRole | null = teamRole === null ? null : teamRole === "member" ? "team-member" : "team-admin";
+  return widest(team, shareRole as AppRole | null) ?? "viewer";
 }
 
 function encodeCursor(createdAt: number, id: string): string {

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import { PreparedQuery, type Database } from "../../store/index.ts";
 import type { Icon } from "./icon.ts";
 import type { Visibility } from "./access.ts";
@@ -118,23 +118,51 @@ export async function findOwnedByManifestId(db: Db, userId: string, manifestId: 
 
 /** A page of the user's own apps, newest first, strictly after the keyset position `after`. */
 /**
- * A page of the apps a user owns or holds an accepted share of, newest first, each with the
- * share's role (null for the user's own).
+ * A page of the apps a user owns, holds an accepted share of, or reaches as a member of the
+ * team that owns them, newest first, with the share's and the membership's roles.
  */
-export async function listedPage(db: Db, userId: string, limit: number, after: { createdAt: number; id: string } | null): Promise<{ app: AppRecord; shareRole: string | null }[]> {
+export async function listedPage(
+  db: Db,
+  userId: string,
+  limit: number,
+  after: { createdAt: number; id: string } | null,
+): Promise<{ app: AppRecord; shareRole: string | null; teamRole: string | null }[]> {
   let query = selectApps(db)
     .leftJoin("app_shares", (join) =>
       join.onRef("app_shares.app_id", "=", "apps.id").on("app_shares.grantee_user_id", "=", userId).on("app_shares.status", "=", "accepted"),
     )
-    .select("app_shares.role as share_role")
-    .where((eb) => eb.or([eb("apps.owner_user_id", "=", userId), eb("app_shares.id", "is not", null)]));
+    .leftJoin("team_members", (join) => join.onRef("team_members.team_id", "=", "apps.owner_user_id").on("team_members.user_id", "=", userId))
+    .select(["app_shares.role as share_role", "team_members.role as team_role"])
+    .where((eb) => eb.or([eb("apps.owner_user_id", "=", userId), eb("app_shares.id", "is not", null), eb("team_members.user_id", "is not", null)]));
   if (after !== null) {
     query = query.where((eb) =>
       eb.or([eb("apps.created_at", "<", after.createdAt), eb.and([eb("apps.created_at", "=", after.createdAt), eb("apps.id", "<", after.id)])]),
     );
   }
   const rows = await query.orderBy("apps.created_at", "desc").orderBy("apps.id", "desc").limit(limit).execute();
-  return rows.map((row) => ({ app: toRecord(row), shareRole: row.share_role }));
+  return rows.map((row) => ({ app: toRecord(row), shareRole: row.share_role, teamRole: row.team_role }));
+}
+
+/**
+ * Apps where `userId` has `source:write` through a relation SQL can see (ownership, a team, a
+ * collaborator share): the lists of routines and webhooks across apps (spec webhook rule 6).
+ * It must agree with `Apps.roleOf`; the permission matrix test holds both to the same table.
+ */
+export function writableBy(eb: ExpressionBuilder<Database, "apps">, userId: string) {
+  return eb.or([
+    eb("apps.owner_user_id", "=", userId),
+    eb("apps.owner_user_id", "in", eb.selectFrom("team_members").select("team_members.team_id").where("team_members.user_id", "=", userId)),
+    eb(
+      "apps.id",
+      "in",
+      eb
+        .selectFrom("app_shares")
+        .select("app_shares.app_id")
+        .where("app_shares.grantee_user_id", "=", userId)
+        .where("app_shares.status", "=", "accepted")
+        .where("app_shares.role", "=", "collaborator"),
+    ),
+  ]);
 }
 
 export async function insertApp(

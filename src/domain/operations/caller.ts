@@ -4,12 +4,12 @@ import type { Role } from "./operations.ts";
 
 /**
  * Who may call an app's operations and in which role (DECISIONS §4; spec Authentication rule 1:
- * the app token or other tokens bound to the app). Shares, teams and visibility add their
- * roles here as they arrive.
+ * the app token or other tokens bound to the app). `related` is the role `Apps.roleOf` found
+ * through another relation (a share or a team membership), which counts as itself; the other
+ * roles come from the token.
  */
-export function operationCaller(actor: Actor, app: AccessSubject, shared: AppRole | null = null): { role: Role; userId: string | null } {
-  // A share (collaborator, end-user, viewer) counts as itself; other roles come from the token.
-  const share = shared === "collaborator" || shared === "end-user" || shared === "viewer" ? shared : null;
+export function operationCaller(actor: Actor, app: AccessSubject, related: AppRole | null = null): { role: Role; userId: string | null } {
+  const share = RELATIONS.has(related as Relation) ? (related as Relation) : null;
   if (actor === null) throw apiError("unauthorized", "send the app's token, a render token for it, or a user token as 'Authorization: Bearer …'");
   switch (actor.kind) {
     case "app":
@@ -33,7 +33,10 @@ export function operationCaller(actor: Actor, app: AccessSubject, shared: AppRol
   }
 }
 
+type Relation = "collaborator" | "end-user" | "viewer" | "team-admin" | "team-member";
+const RELATIONS = new Set<Relation>(["collaborator", "end-user", "viewer", "team-admin", "team-member"]);
+
 /** A viewer's share does not narrow what the app's visibility already lets any signed-in user do. */
-function widerThanOpen(share: "collaborator" | "end-user" | "viewer", app: AccessSubject): Role {
+function widerThanOpen(share: Relation, app: AccessSubject): Role {
   return share === "viewer" && app.ownerUserId !== null && app.visibility !== "private" ? "end-user" : share;
 }

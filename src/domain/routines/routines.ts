@@ -6,6 +6,7 @@ import type { Database, Dialect } from "../../store/index.ts";
 import type { RoutinesTable } from "../../store/schema/routines.ts";
 import { requireAppWrite } from "../apps/app-write.ts";
 import type { Apps } from "../apps/apps.ts";
+import { writableBy } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { RouteSchemas } from "../operations/schemas.ts";
 import { checkValue } from "../schemas/index.ts";
@@ -98,16 +99,16 @@ export class Routines {
       .selectFrom("routines")
       .innerJoin("apps", "apps.id", "routines.app_id")
       .selectAll("routines")
-      // app:write today is ownership; shares and teams widen this with roleOf.
-      .where("apps.owner_user_id", "=", userId)
+      .select("apps.owner_user_id as app_owner")
+      .where((eb) => writableBy(eb, userId))
       .orderBy("routines.created_at")
       .orderBy("routines.id")
       .execute();
     const plan = await this.runner.planOf(userId);
     const limits = PLAN_LIMITS[plan];
     return {
-      routines: rows.map(routineView),
-      limits: { plan, routines_per_app: limits.routines_per_app, routines_per_owner: limits.routines_per_owner, used: rows.length },
+      routines: rows.map(({ app_owner: _owner, ...row }) => routineView(row)),
+      limits: { plan, routines_per_app: limits.routines_per_app, routines_per_owner: limits.routines_per_owner, used: rows.filter((row) => row.app_owner === userId).length },
     };
   }
 

@@ -84,6 +84,25 @@ export class Secrets {
     if (result.numDeletedRows === 0n) throw apiError("secret_not_found", `no secret named ${name}`);
   }
 
+  /**
+   * Moves every secret of `from` to `to` inside the caller's transaction (an app changing owner):
+   * each value is opened and sealed again, since the scope is the seal's associated data. A
+   * secret of the same name already at `to` (left by an app deleted there) is replaced.
+   */
+  async moveScope(trx: Kysely<Database>, from: SecretScope, to: SecretScope): Promise<number> {
+    const rows = await trx.selectFrom("secrets").selectAll().where("owner_user_id", "=", from.ownerUserId).where("manifest_id", "=", from.manifestId).execute();
+    for (const row of rows) {
+      const value = open(this.key, scopeOf(from.ownerUserId, from.manifestId, row.name), row.sealed);
+      await trx.deleteFrom("secrets").where("owner_user_id", "=", to.ownerUserId).where("manifest_id", "=", to.manifestId).where("name", "=", row.name).execute();
+      await trx
+        .insertInto("secrets")
+        .values({ ...row, owner_user_id: to.ownerUserId, manifest_id: to.manifestId, sealed: seal(this.key, scopeOf(to.ownerUserId, to.manifestId, row.name), value) })
+        .execute();
+    }
+    await trx.deleteFrom("secrets").where("owner_user_id", "=", from.ownerUserId).where("manifest_id", "=", from.manifestId).execute();
+    return rows.length;
+  }
+
   /** Every secret of the scope, opened, for the executor to place in `env`. */
   async valuesFor(scope: SecretScope): Promise<Record<string, string>> {
     const rows = await this.db

@@ -68,8 +68,12 @@ export class Shares {
     // A string no handle can be is nobody, and never reaches a query (PostgreSQL refuses NUL).
     const user = byEmail ? await this.verifiedAccount(grantee) : HANDLE.test(handle) ? await this.users.byHandle(handle) : null;
     if (!byEmail && user === null) throw apiError("grantee_not_found", `no account has the handle ${grantee}`);
-    if (user?.id === inviter) throw apiError("grantee_is_self", "you already own this app");
+    if (user?.kind === "team") throw apiError("grantee_not_found", `@${user.handle} is a team, not a person; share with its members, or transfer the app into it`);
+    if (user?.id === inviter) throw apiError("grantee_is_self", "you already have this app");
     if (user !== null && user.id === app.ownerUserId) throw apiError("grantee_is_owner", "that account owns this app");
+    // Members of the team that owns the app reach it already; a share would only narrow or repeat that.
+    const held = user === null ? null : await this.apps.roleOf({ kind: "user", userId: user.id }, app);
+    if (held === "team-admin" || held === "team-member") throw apiError("grantee_already_has_access", "that person is a member of the team that owns this app");
     const email = byEmail && user === null ? grantee.toLowerCase() : null;
 
     const now = this.clock.now();

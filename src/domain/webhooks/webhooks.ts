@@ -5,8 +5,8 @@ import { apiError, type Plan } from "../../errors/index.ts";
 import type { Database, Dialect } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import { requireAppWrite } from "../apps/app-write.ts";
+import { writableBy, type AppRecord } from "../apps/queries.ts";
 import type { Apps } from "../apps/apps.ts";
-import type { AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { insertWithinCaps } from "../capped-insert.ts";
 import { PLAN_LIMITS, planRefusal } from "../plans.ts";
@@ -92,17 +92,16 @@ export class Webhooks {
       .selectFrom("webhooks")
       .innerJoin("apps", "apps.id", "webhooks.app_id")
       .selectAll("webhooks")
-      .select("apps.manifest as app_manifest")
-      // app:write today is ownership; shares and teams widen this with roleOf.
-      .where("apps.owner_user_id", "=", userId)
+      .select(["apps.manifest as app_manifest", "apps.owner_user_id as app_owner"])
+      .where((eb) => writableBy(eb, userId))
       .orderBy("webhooks.created_at")
       .orderBy("webhooks.id")
       .execute();
     const plan = await this.runner.planOf(userId);
     const limits = PLAN_LIMITS[plan];
     return {
-      webhooks: rows.map(({ app_manifest, ...row }) => webhookView(row, JSON.parse(app_manifest) as AppRecord["manifest"], this.config.baseUrl)),
-      limits: { plan, webhooks_per_app: limits.webhooks_per_app, webhooks_per_owner: limits.webhooks_per_owner, used: rows.length },
+      webhooks: rows.map(({ app_manifest, app_owner: _owner, ...row }) => webhookView(row, JSON.parse(app_manifest) as AppRecord["manifest"], this.config.baseUrl)),
+      limits: { plan, webhooks_per_app: limits.webhooks_per_app, webhooks_per_owner: limits.webhooks_per_owner, used: rows.filter((row) => row.app_owner === userId).length },
     };
   }
 

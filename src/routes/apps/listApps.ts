@@ -39,8 +39,9 @@ export default function listApps(app: App, ctx: AppContext): void {
           displayName: a.displayName,
           revision: a.revision,
           capabilities: a.manifest.capabilities,
-          // Owners get the canonical URL; everyone else the UUID form, which redirects to it.
-          url: role === "owner" ? canonicalUrl(base, a) : uuidUrl(base, a.id),
+          // Owners and the owning team's members get the canonical URL; people it is shared
+          // with the UUID form, which redirects to it.
+          url: role === "owner" || role === "team-admin" || role === "team-member" ? canonicalUrl(base, a) : uuidUrl(base, a.id),
           createdAt: iso(a.createdAt),
           updatedAt: iso(a.updatedAt),
         })),

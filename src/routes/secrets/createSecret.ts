@@ -22,7 +22,7 @@ export default function createSecret(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const record = await ctx.apps.find(request.params.id);
-      const scope = ownerSecretScope(await principalOf(ctx, request), record);
+      const scope = await ownerSecretScope(await principalOf(ctx, request), record, ctx.apps);
       await ctx.secrets.create(scope, request.body.name, request.body.value);
       return reply.status(201).send({ ok: true, name: request.body.name });
     },

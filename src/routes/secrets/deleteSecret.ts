@@ -19,7 +19,7 @@ export default function deleteSecret(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      const scope = ownerSecretScope(await principalOf(ctx, request), record);
+      const scope = await ownerSecretScope(await principalOf(ctx, request), record, ctx.apps);
       await ctx.secrets.delete(scope, request.params.name);
       return { ok: true as const };
     },

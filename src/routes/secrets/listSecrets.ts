@@ -20,7 +20,7 @@ export default function listSecrets(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      const scope = ownerSecretScope(await principalOf(ctx, request), record);
+      const scope = await ownerSecretScope(await principalOf(ctx, request), record, ctx.apps);
       return { ok: true as const, names: await ctx.secrets.names(scope) };
     },
   );

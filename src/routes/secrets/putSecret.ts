@@ -21,7 +21,7 @@ export default function putSecret(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      const scope = ownerSecretScope(await principalOf(ctx, request), record);
+      const scope = await ownerSecretScope(await principalOf(ctx, request), record, ctx.apps);
       const { created } = await ctx.secrets.put(scope, request.params.name, request.body.value);
       return { ok: true as const, name: request.params.name, created };
     },

@@ -35,7 +35,7 @@ export default function getActivity(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      authorizeActivity(await principalOf(ctx, request), record);
+      await authorizeActivity(await principalOf(ctx, request), record, ctx.apps);
       const query = parseActivityQuery(request.query);
       return { ok: true as const, value: { items: await ctx.activity.list(record.id, query) } };
     },

@@ -29,7 +29,7 @@ export default function getDiag(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
-      authorizeDiag(await principalWithQueryToken(ctx, request), record);
+      await authorizeDiag(await principalWithQueryToken(ctx, request), record, ctx.apps);
       return { ok: true as const, value: { entries: ctx.diag.list(record.id) } };
     },
   );

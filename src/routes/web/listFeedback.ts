@@ -31,7 +31,7 @@ export default function listFeedback(app: App, ctx: AppContext): void {
       const record = await ctx.apps.find(request.params.id);
       // The same readers as activity: the app token (unclaimed) or the owner; render tokens refused.
       // Feedback is read like activity: the app token or the owner, never a page credential.
-      authorizeActivity(await principalOf(ctx, request), record);
+      await authorizeActivity(await principalOf(ctx, request), record, ctx.apps);
       return { ok: true as const, feedback: await ctx.feedback.list(record.id) };
     },
   );

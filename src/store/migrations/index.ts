@@ -10,6 +10,7 @@ import * as m007 from "./007-routines-webhooks.ts";
 import * as m008 from "./008-web.ts";
 import * as m009 from "./009-shares.ts";
 import * as m010 from "./010-mail.ts";
+import * as m011 from "./011-teams.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -28,6 +29,7 @@ const steps: Record<string, Step> = {
   "008-web": m008,
   "009-shares": m009,
   "010-mail": m010,
+  "011-teams": m011,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -11,6 +11,7 @@ import type { SecretsTable } from "./secrets.ts";
 import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
 import type { EmailVerificationsTable, OutboxTable } from "./mail.ts";
 import type { SessionsTable } from "./sessions.ts";
+import type { TeamInvitationsTable, TeamMembersTable, TeamsTable } from "./teams.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
 import type { WebhookDeliveriesTable, WebhooksTable } from "./webhooks.ts";
@@ -40,6 +41,9 @@ export interface Database {
   app_share_links: AppShareLinksTable;
   outbox: OutboxTable;
   email_verifications: EmailVerificationsTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  team_invitations: TeamInvitationsTable;
 }
 
 export type {

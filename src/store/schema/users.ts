@@ -12,4 +12,6 @@ export interface UsersTable {
   created_at: number;
   /** When the account followed an emailed verification link for its current address; null until then. */
   email_verified_at: number | null;
+  /** `person`, or `team`: a team's account, which owns its apps and never signs in (teams.ts). */
+  kind: Generated<"person" | "team">;
 }
