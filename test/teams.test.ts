@@ -134,6 +134,34 @@ describeEachDialect("teams", (dialect) => {
     expectError(await server.client.post(`/api/v1/team-invitations/${late.body.invitation.id}/accept`, undefined, form(signedIn)), 403, "forbidden");
   });
 
+  it("the invitation page: sign-in first, only for the invited person, joined by the form with our Origin", async () => {
+    const dana = await verifiedUser(server);
+    const invited = await server.client.post(`/api/v1/teams/${teamId}/invitations`, { email: dana.email }, { token: owner.token });
+    const path = await mailedLink(server, dana.email, INVITE_LINK);
+    const html = { accept: "text/html" };
+    const signedOut = await server.client.get(path, { headers: html });
+    expect(signedOut.status).toBe(200);
+    expect(signedOut.text).toMatch(/<form[^>]+method="post"/);
+    expect(signedOut.text).toContain("Sign in");
+    const stranger = await verifiedUser(server);
+    expect((await server.client.get(path, { cookie: stranger.cookie, headers: html })).status).toBe(404);
+    expect((await server.client.get("/team-invitations/not-an-id", { cookie: dana.cookie, headers: html })).status).toBe(400);
+    const page = await server.client.get(path, { cookie: dana.cookie, headers: html });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`@${slug}`);
+    const post = (origin: string) =>
+      server.client.request("POST", path, undefined, { cookie: dana.cookie, raw: "", headers: { "content-type": "application/x-www-form-urlencoded", origin } });
+    expect((await post("https://evil.example")).status).toBe(403);
+    expect(await server.ctx.teams.roleIn(teamId, dana.id)).toBeNull();
+    const appId = await teamApp("landing");
+    const joined = await post(server.config.baseUrl);
+    expect(joined.status).toBe(200);
+    expect(joined.text).toContain(`/@${slug}/landing`);
+    expect(await server.ctx.teams.roleIn(teamId, dana.id)).toBe("member");
+    expect(invited.body.invitation.id).toBe(path.split("/").at(-1));
+    expect((await server.client.get("/app", { token: dana.token })).body.apps.map((a: { id: string }) => a.id)).toContain(appId);
+  });
+
   it("team apps: /@slug URLs, members edit and run, admins hold the owner's rights, the team's plan sets the caps; removal cuts access", async () => {
     const admin = await verifiedUser(server);
     const member = await verifiedUser(server);

@@ -74,8 +74,13 @@ export function directRole(actor: Actor, app: AccessSubject): AppRole | null {
     if (actor.kind === "app" && actor.appId === app.id && unclaimed) return "app-token";
     // Any signed-in user on a signed-in or public app runs it as an end-user (DECISIONS §4).
     if (actor.kind === "user" && app.visibility !== "private" && !unclaimed) return "end-user";
-    // A render token was minted only after its holder was allowed to open this app's page.
-    if (actor.kind === "render" && actor.appId === app.id) return "visitor";
+    // A render token acts as the person who loaded the page (DECISIONS §4), and only while that
+    // person may still open it: its owner, anyone on a signed-in or public app, or (added by
+    // Apps.roleOf) someone it is shared with or a member of its team. It views; it never holds
+    // the owner's rights, whoever's page it came from.
+    if (actor.kind === "render" && actor.appId === app.id) {
+      if (actor.userId !== null && (actor.userId === app.ownerUserId || (app.visibility !== "private" && !unclaimed))) return "visitor";
+    }
   }
   // The UUID of an unclaimed app is the capability (DECISIONS §5): anyone holding it may look.
   return unclaimed || app.visibility === "public" ? "visitor" : null;

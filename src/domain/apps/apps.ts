@@ -98,6 +98,9 @@ export class Apps {
     const userId = actor?.kind === "user" ? actor.userId : actor?.kind === "render" && actor.appId === app.id ? actor.userId : null;
     if (role === "owner" || userId === null) return role;
     for (const source of this.roleSources) role = widest(role, await source(app, userId));
+    // The page's own code holds its render token: a team admin's page must not let the app's UI
+    // (which any member may write) delete, share or otherwise manage the app on the admin's behalf.
+    if (actor?.kind === "render" && role === "team-admin") return "team-member";
     return role;
   }
 

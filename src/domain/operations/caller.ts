@@ -22,7 +22,10 @@ export function operationCaller(actor: Actor, app: AccessSubject, related: AppRo
       // to signed-in users, else an anonymous visitor (unclaimed and public apps).
       if (actor.userId !== null && share !== null) return { role: widerThanOpen(share, app), userId: actor.userId };
       if (actor.userId !== null && app.ownerUserId !== null && app.visibility !== "private") return { role: "end-user", userId: actor.userId };
-      return { role: "visitor", userId: actor.userId };
+      if (app.ownerUserId === null || app.visibility === "public") return { role: "visitor", userId: actor.userId };
+      // The person who loaded the page lost access since (a share revoked, a team left, the app
+      // made private): the token they still hold is worth nothing here.
+      throw apiError("forbidden", "this page's access to the app has ended; reload it");
     case "user":
       if (actor.userId === app.ownerUserId) return { role: "owner", userId: actor.userId };
       if (share !== null) return { role: widerThanOpen(share, app), userId: actor.userId };

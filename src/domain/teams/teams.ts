@@ -139,6 +139,19 @@ export class Teams {
     return row?.role ?? null;
   }
 
+  /** The team's apps, newest first (for the page a new member lands on). No access check. */
+  async apps(teamId: string): Promise<{ id: string; manifestId: string; displayName: string; ownerHandle: string }[]> {
+    const rows = await this.db
+      .selectFrom("apps")
+      .innerJoin("users", "users.id", "apps.owner_user_id")
+      .select(["apps.id", "apps.manifest_id", "apps.display_name", "users.handle"])
+      .where("apps.owner_user_id", "=", teamId)
+      .orderBy("apps.created_at", "desc")
+      .limit(100)
+      .execute();
+    return rows.map((r) => ({ id: r.id, manifestId: r.manifest_id, displayName: r.display_name, ownerHandle: r.handle }));
+  }
+
   /** The team with this slug, or null (a person's handle is not a team). */
   async bySlug(slug: string): Promise<{ id: string; slug: string } | null> {
     const row = await this.teamRows().where("users.handle", "=", slug.trim().toLowerCase()).executeTakeFirst();

@@ -11,8 +11,9 @@ import postSignIn from "./postSignIn.ts";
 import shareLinkPage from "./shareLinkPage.ts";
 import verifyEmail from "./verifyEmail.ts";
 import invitationRoutes from "./invitationPage.ts";
+import teamInvitationRoutes from "./teamInvitationPage.ts";
 
 /** Every server-rendered page, in the page scope (form bodies, Origin rule, HTML errors). */
 export default function pages(app: App, ctx: AppContext): void {
-  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes]);
+  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes]);
 }

@@ -29,6 +29,7 @@ export async function requireReporter(ctx: AppContext, principal: Principal | nu
       return { userId: null };
     case "render":
       if (principal.appId !== app.id) boundElsewhere("render");
+      requirePermission(await ctx.apps.roleOf(principal, app), app, "view");
       return { userId: principal.userId };
     case "user":
       requirePermission(await ctx.apps.roleOf(principal, app), app, "view");
@@ -57,12 +58,15 @@ export async function requireAssetUser(ctx: AppContext, request: FastifyRequest,
     case "app":
       if (principal.appId !== app.id) boundElsewhere("app");
       return;
-    case "render":
+    case "render": {
       if (principal.appId !== app.id) boundElsewhere("render");
-      if (request.method !== "GET" && app.ownerUserId !== null && principal.userId !== app.ownerUserId && !can(await ctx.apps.roleOf(principal, app), "source:write")) {
+      // The page's token counts only while the person who opened the page may still open it.
+      const role = requirePermission(await ctx.apps.roleOf(principal, app), app, "view");
+      if (request.method !== "GET" && app.ownerUserId !== null && principal.userId !== app.ownerUserId && !can(role, "source:write")) {
         throw apiError("forbidden", "only the pages of people who may edit this app can change its assets");
       }
       return;
+    }
     case "user":
       // Anyone the app is shared with reads its assets (its page shows them anyway); those who
       // may edit it change them. An unclaimed app's assets go with its token.

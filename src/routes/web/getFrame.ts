@@ -1,3 +1,4 @@
+import { requirePermission } from "../../domain/apps/access.ts";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
@@ -26,6 +27,8 @@ export default function getFrame(app: App, ctx: AppContext): void {
         throw error;
       });
       if (holder.kind !== "render" || holder.appId !== record.id) throw apiError("forbidden", "this token does not open this app");
+      // Only while the person who opened the page may still open it (a share revoked, a team left).
+      requirePermission(await ctx.apps.roleOf(holder, record), record, "view");
       const code = await ctx.apps.codeAt(record.id, record.revision);
       if (code === null) throw new Error(`app ${record.id} has no source for revision ${record.revision}`);
       const sdkToken = await ctx.renderTokens.mintFrame(record.id, holder.userId);

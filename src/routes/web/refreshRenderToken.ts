@@ -1,3 +1,4 @@
+import { requirePermission } from "../../domain/apps/access.ts";
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
 import type { AppContext } from "../../context.ts";
@@ -32,6 +33,8 @@ export default function refreshRenderToken(app: App, ctx: AppContext): void {
       if (principal === null) throw apiError("unauthorized", "send the current render token as 'Authorization: Bearer svc_render_…'");
       if (principal.kind !== "render") throw apiError("forbidden", "only a render token can be refreshed here");
       if (principal.appId !== record.id) throw apiError("forbidden", "this render token belongs to another app");
+      // A page whose person lost access gets no fresh token to carry on with.
+      requirePermission(await ctx.apps.roleOf(principal, record), record, "view");
       enforceRateLimit(
         ctx.limiter,
         request,
