@@ -13,6 +13,7 @@ import { TeamExposure } from "./domain/teams/exposure.ts";
 import { TeamInvitations } from "./domain/teams/invitations.ts";
 import { Teams } from "./domain/teams/teams.ts";
 import { AppTransfer } from "./domain/teams/transfer.ts";
+import { Versions } from "./domain/versions/versions.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
@@ -105,6 +106,8 @@ export interface AppContext {
   feedback: Feedback;
   /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
   shares: Shares;
+  /** Every kept revision of an app: list, read, restore; pruned to the plan's version_history. */
+  versions: Versions;
   /** Teams: accounts that own apps, and the people in them with their roles. */
   teams: Teams;
   /** Invitations to join a team, accepted only from a browser session by the verified address. */
@@ -197,7 +200,13 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   apps.addRoleSource((app, userId) => teams.roleOnApp(app, userId));
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
+  const versions = new Versions(db, apps, secrets, () => deps.config.baseUrl);
+  // Pruning never refuses a write: it follows each publish (a failure is logged by the events).
+  apps.events.on(async (event) => {
+    if (event.type === "published") await versions.prune(event.appId);
+  });
   return {
+    versions,
     shares,
     teams,
     teamInvitations: new TeamInvitations(db, clock, teams, users, mailer, () => deps.config.baseUrl),

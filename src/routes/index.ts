@@ -57,6 +57,7 @@ import teamExposure from "./teams/exposure.ts";
 import teamInvitations from "./teams/invitations.ts";
 import teams from "./teams/teams.ts";
 import transferApp from "./teams/transferApp.ts";
+import versions from "./versions/versions.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -98,6 +99,7 @@ const routes: RouteModule[] = [
   teamInvitations,
   teamExposure,
   transferApp,
+  versions,
   startPairing,
   pollPairing,
   approvePairing,

@@ -1,0 +1,111 @@
+import { Type } from "typebox";
+import { iso } from "../../config/clock.ts";
+import type { AppContext } from "../../context.ts";
+import { revisionEtag } from "../../domain/apps/urls.ts";
+import { principalOf } from "../../http/auth.ts";
+import { ok, Timestamp } from "../../http/schemas.ts";
+import type { App } from "../../http/types.ts";
+
+const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const RevisionParams = Type.Object({ id: Type.String({ maxLength: 100 }), revision: Type.String({ maxLength: 20 }) });
+const security: Record<string, string[]>[] = [{ appToken: [] }, { userToken: [] }, { session: [] }];
+
+const NotRestorableSchema = Type.Object({
+  reason: Type.Union([Type.Literal("manifest_id_changed"), Type.Literal("operation_in_use")]),
+  manifestId: Type.Optional(Type.String()),
+  operations: Type.Optional(Type.Array(Type.String())),
+});
+
+/** Versions (issue 16; DECISIONS §9): every kept revision, one revision's source, restore. */
+export default function versionRoutes(app: App, ctx: AppContext): void {
+  app.get(
+    "/app/:id/versions",
+    {
+      schema: {
+        tags: ["versions"],
+        summary: "The kept revisions, newest first, each with whether it can be restored today and why not",
+        security,
+        params: Params,
+        response: {
+          200: ok({
+            versions: Type.Array(
+              Type.Object({ revision: Type.Integer(), createdAt: Timestamp, sizeBytes: Type.Integer(), restorable: Type.Boolean(), notRestorable: Type.Optional(NotRestorableSchema) }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const versions = await ctx.versions.list(request.params.id, await principalOf(ctx, request));
+      return { ok: true as const, versions: versions.map((v) => ({ ...v, createdAt: iso(v.createdAt) })) };
+    },
+  );
+
+  app.get(
+    "/app/:id/versions/:revision",
+    {
+      schema: {
+        tags: ["versions"],
+        summary: "One kept revision's source",
+        security,
+        params: RevisionParams,
+        response: {
+          200: ok({ id: Type.String(), revision: Type.Integer(), module: Type.String(), ui: Type.Union([Type.String(), Type.Null()]), styles: Type.Union([Type.String(), Type.Null()]) }),
+        },
+      },
+    },
+    async (request) => {
+      const { app: record, code } = await ctx.versions.get(request.params.id, request.params.revision, await principalOf(ctx, request));
+      return { ok: true as const, id: record.id, revision: code.revision, module: code.module, ui: code.ui, styles: code.styles };
+    },
+  );
+
+  app.post(
+    "/app/:id/versions/:revision/restore",
+    {
+      schema: {
+        tags: ["versions"],
+        summary: 'Publish a kept revision\'s source as a new revision; If-Match: "N" (or expected_revision) required',
+        security,
+        params: RevisionParams,
+        headers: Type.Object({ "if-match": Type.Optional(Type.String()) }),
+        body: Type.Optional(
+          Type.Object(
+            {
+              expected_revision: Type.Optional(Type.Integer({ minimum: 0, description: "alternative to If-Match" })),
+              force: Type.Optional(Type.Boolean({ description: "restore even though routines or webhooks call operations the revision lacks" })),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        response: {
+          200: ok({
+            id: Type.String(),
+            revision: Type.Integer(),
+            restoredFrom: Type.Integer(),
+            unsetSecrets: Type.Array(Type.String(), { description: "secrets the restored code reads that have no value now" }),
+            warnings: Type.Optional(Type.Array(Type.String())),
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const result = await ctx.versions.restore(request.params.id, request.params.revision, await principalOf(ctx, request), {
+        ...(request.headers["if-match"] === undefined ? {} : { ifMatch: request.headers["if-match"] }),
+        ...(body.expected_revision === undefined ? {} : { expectedRevision: body.expected_revision }),
+        ...(body.force === undefined ? {} : { force: body.force }),
+      });
+      void reply.header("ETag", revisionEtag(result.app.revision));
+      const warnings = [...result.warnings, ...result.unsetSecrets.map((name) => `the restored code reads secret ${name}, which is not set`)];
+      return {
+        ok: true as const,
+        id: result.app.id,
+        revision: result.app.revision,
+        restoredFrom: result.restoredFrom,
+        unsetSecrets: result.unsetSecrets,
+        ...(warnings.length === 0 ? {} : { warnings }),
+      };
+    },
+  );
+}
