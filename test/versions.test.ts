@@ -69,7 +69,9 @@ describeEachDialect("versions", (dialect) => {
 
     const race = await Promise.all([3, 4].map((n) => server.client.post(url(`/${n}/restore`), { expected_revision: 5 }, { token: owner.token })));
     expect(race.map((r) => r.status).sort()).toEqual([200, 412]);
-    expectError(race.find((r) => r.status === 412) ?? race[0]!, 412, "revision_mismatch");
+    const loser = race.find((r) => r.status === 412);
+    expect(loser).toBeDefined();
+    if (loser !== undefined) expectError(loser, 412, "revision_mismatch");
     expect((await server.client.get(`/app/${appId}/source`, { token: owner.token })).body.revision).toBe(6);
   });
 
