@@ -14,6 +14,7 @@ import { TeamInvitations } from "./domain/teams/invitations.ts";
 import { Teams } from "./domain/teams/teams.ts";
 import { AppTransfer } from "./domain/teams/transfer.ts";
 import { Versions } from "./domain/versions/versions.ts";
+import { Copies } from "./domain/copies/copies.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
@@ -106,6 +107,8 @@ export interface AppContext {
   feedback: Feedback;
   /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
   shares: Shares;
+  /** Copies of apps into new private apps, with their data when asked; the remixable switch. */
+  copies: Copies;
   /** Every kept revision of an app: list, read, restore; pruned to the plan's version_history. */
   versions: Versions;
   /** Teams: accounts that own apps, and the people in them with their roles. */
@@ -207,6 +210,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   });
   return {
     versions,
+    copies: new Copies(db, clock, apps, assets, secrets, () => deps.config.baseUrl),
     shares,
     teams,
     teamInvitations: new TeamInvitations(db, clock, teams, users, mailer, () => deps.config.baseUrl),

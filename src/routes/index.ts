@@ -58,6 +58,7 @@ import teamInvitations from "./teams/invitations.ts";
 import teams from "./teams/teams.ts";
 import transferApp from "./teams/transferApp.ts";
 import versions from "./versions/versions.ts";
+import copies from "./copies/copies.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -100,6 +101,7 @@ const routes: RouteModule[] = [
   teamExposure,
   transferApp,
   versions,
+  copies,
   startPairing,
   pollPairing,
   approvePairing,

@@ -1,4 +1,4 @@
-import { parse, type ClassBody, type Expression, type Node, type Program, type Property, type SpreadElement } from "acorn";
+import { parse, type ClassBody, type Expression, type Node, type ObjectExpression, type Program, type Property, type SpreadElement } from "acorn";
 import { apiError } from "../../errors/index.ts";
 
 /** A JSON value read out of the module's source text. */
@@ -36,6 +36,19 @@ export function extractManifest(source: string): LiteralValue {
     throw apiError("invalid_module", "the module must have a default export with a fetch function: `export default { async fetch(request, env) { … } }`");
   }
   return manifest;
+}
+
+/**
+ * The manifest's `{ … }` in a module `extractManifest` accepted: where a copy rewrites its id
+ * and display name (manifest-rewrite.ts). Throws the same refusals for any other module.
+ */
+export function manifestObject(source: string): ObjectExpression {
+  extractManifest(source);
+  const program = parse(source, { ecmaVersion: 2024, sourceType: "module" });
+  const found = exportedBindings(program).get("manifest");
+  const node = found === undefined ? undefined : found.kind === "expression" ? found.node : topLevelDeclarations(program).get(found.name);
+  if (node?.type !== "ObjectExpression") throw apiError("invalid_manifest_schema", "manifest must be a literal object", { details: { path: "manifest" } });
+  return node as ObjectExpression;
 }
 
 type Exported = { kind: "expression"; node: Node } | { kind: "binding"; name: string };
@@ -115,7 +128,7 @@ function isCallable(value: Node, declarations: Map<string, Node>): boolean {
   return false;
 }
 
-function propertyName(p: Property): string | null {
+export function propertyName(p: Property): string | null {
   if (p.computed) return null;
   if (p.key.type === "Identifier") return p.key.name;
   if (p.key.type === "Literal" && (typeof p.key.value === "string" || typeof p.key.value === "number")) return String(p.key.value);

@@ -24,6 +24,10 @@ export interface AppRecord {
   visibility: Visibility;
   /** Leads the open-in-chat and copy-prompt text; null when unset. */
   starterPrompt: string | null;
+  /** Anyone may copy it while it is public. */
+  remixable: boolean;
+  /** The app this one was copied from, or null. */
+  copiedFrom: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -46,6 +50,8 @@ function selectApps(db: Db) {
       "apps.icon_override",
       "apps.visibility",
       "apps.starter_prompt",
+      "apps.remixable",
+      "apps.copied_from",
       "apps.created_at",
       "apps.updated_at",
       "users.handle",
@@ -70,6 +76,8 @@ function toRecord(row: AppRow): AppRecord {
     icon: override ?? manifest.icon,
     visibility: row.visibility,
     starterPrompt: row.starter_prompt,
+    remixable: Number(row.remixable) === 1,
+    copiedFrom: row.copied_from,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -98,6 +106,8 @@ export function newAppRecord(input: {
     icon: input.manifest.icon,
     visibility: "private",
     starterPrompt: null,
+    remixable: false,
+    copiedFrom: null,
     createdAt: input.now,
     updatedAt: input.now,
   };
@@ -167,7 +177,7 @@ export function writableBy(eb: ExpressionBuilder<Database, "apps">, userId: stri
 
 export async function insertApp(
   db: Db,
-  row: { id: string; ownerUserId: string | null; claimedAt: number | null; expiresAt: number | null; now: number; prepared: PreparedSource },
+  row: { id: string; ownerUserId: string | null; claimedAt: number | null; expiresAt: number | null; now: number; prepared: PreparedSource; copiedFrom?: string },
 ): Promise<void> {
   const manifest = JSON.stringify(row.prepared.manifest);
   await db
@@ -182,6 +192,7 @@ export async function insertApp(
       revision: 1,
       manifest,
       icon_override: null,
+      copied_from: row.copiedFrom ?? null,
       created_at: row.now,
       updated_at: row.now,
     })

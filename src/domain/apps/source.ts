@@ -1,6 +1,7 @@
 import { apiError, recovery, type ErrorKind, type ShrinkField } from "../../errors/index.ts";
 import { extractManifest } from "./manifest.ts";
 import type { Manifest } from "./manifest-types.ts";
+import type { ManifestRename } from "./manifest-rewrite.ts";
 import { OffThread } from "../offthread/index.ts";
 import { checkRouteSchemas } from "./route-schemas.ts";
 import { checkUiCalls } from "./ui-check.ts";
@@ -30,6 +31,11 @@ export interface PreparedSource {
  */
 export function prepareSource(source: SourceBundle, worker = OffThread.shared): Promise<PreparedSource> {
   return worker.run({ type: "prepare", source });
+}
+
+/** As `prepareSource`, after setting the manifest's id and display name (a copy; manifest-rewrite.ts). */
+export function prepareRenamed(source: SourceBundle, rename: ManifestRename, worker = OffThread.shared): Promise<PreparedSource> {
+  return worker.run({ type: "prepare-renamed", source, rename });
 }
 
 /**

@@ -1,12 +1,13 @@
 import { ApiError } from "../../errors/index.ts";
+import { prepareRenamedNow, type ManifestRename } from "../apps/manifest-rewrite.ts";
 import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../apps/source.ts";
 import { compileSchemaSource } from "../schemas/compile.ts";
 import { SchemaCostError } from "../schemas/cost.ts";
 
 /** Work that parses or compiles what an app wrote: CPU-bound, so never on Node's main thread. */
-export type Job = { type: "prepare"; source: SourceBundle } | { type: "compile"; schema: unknown };
+export type Job = { type: "prepare"; source: SourceBundle } | { type: "prepare-renamed"; source: SourceBundle; rename: ManifestRename } | { type: "compile"; schema: unknown };
 
-export type JobResult<J extends Job> = J extends { type: "prepare" } ? PreparedSource : string;
+export type JobResult<J extends Job> = J extends { type: "prepare" | "prepare-renamed" } ? PreparedSource : string;
 
 /** A refusal as it crosses the thread boundary (structured clone keeps no classes). */
 export type JobError =
@@ -19,6 +20,7 @@ export type Reply = { ok: true; value: unknown } | { ok: false; error: JobError 
 export function runJob(job: Job): Reply {
   try {
     if (job.type === "prepare") return { ok: true, value: prepareSourceNow(job.source) };
+    if (job.type === "prepare-renamed") return { ok: true, value: prepareRenamedNow(job.source, job.rename) };
     return { ok: true, value: compileSchemaSource(job.schema) };
   } catch (error) {
     return { ok: false, error: serialize(error) };

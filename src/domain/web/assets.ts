@@ -52,6 +52,14 @@ export function checkContentType(raw: string): string {
  * Uploaded assets (spec `POST /app/{id}/assets`; DECISIONS §7): metadata rows in the store,
  * bytes in the blob store, reachable through HMAC-signed URLs that last 24 hours.
  */
+/** An asset's bytes already written for a copy, waiting for its row. */
+export interface StagedAsset {
+  key: string;
+  blobKey: string;
+  contentType: string;
+  sizeBytes: number;
+}
+
 export class Assets {
   constructor(
     private readonly db: Kysely<Database>,
@@ -134,6 +142,42 @@ export class Assets {
     if (row === undefined) return false;
     await this.blobs.delete(row.blob_key);
     return true;
+  }
+
+  /**
+   * A copy's assets, first half: every asset's bytes of `from` written again under fresh names
+   * for `to`, before the copy's transaction; `insertCopies` adds the rows inside it, and
+   * `discard` removes the bytes if that transaction does not commit.
+   */
+  async stageCopies(from: string, to: string): Promise<StagedAsset[]> {
+    const rows = await this.db.selectFrom("assets").selectAll().where("app_id", "=", from).execute();
+    const staged: StagedAsset[] = [];
+    try {
+      for (const row of rows) {
+        const data = await this.blobs.get(row.blob_key);
+        if (data === null) continue;
+        const blobKey = `assets/${to}/${randomBytes(12).toString("hex")}`;
+        await this.blobs.put(blobKey, data);
+        staged.push({ key: row.key, blobKey, contentType: row.content_type, sizeBytes: Number(row.size_bytes) });
+      }
+    } catch (error) {
+      await this.discard(staged);
+      throw error;
+    }
+    return staged;
+  }
+
+  async insertCopies(trx: Kysely<Database>, to: string, staged: readonly StagedAsset[], now: number): Promise<void> {
+    for (const a of staged) {
+      await trx
+        .insertInto("assets")
+        .values({ app_id: to, key: a.key, blob_key: a.blobKey, content_type: a.contentType, size_bytes: a.sizeBytes, created_at: now, updated_at: now })
+        .execute();
+    }
+  }
+
+  async discard(staged: readonly StagedAsset[]): Promise<void> {
+    for (const a of staged) await this.blobs.delete(a.blobKey);
   }
 
   /** App deletion: the rows cascade with the app; the bytes go here. */

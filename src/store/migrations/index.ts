@@ -11,6 +11,7 @@ import * as m008 from "./008-web.ts";
 import * as m009 from "./009-shares.ts";
 import * as m010 from "./010-mail.ts";
 import * as m011 from "./011-teams.ts";
+import * as m012 from "./012-copies.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -30,6 +31,7 @@ const steps: Record<string, Step> = {
   "009-shares": m009,
   "010-mail": m010,
   "011-teams": m011,
+  "012-copies": m012,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

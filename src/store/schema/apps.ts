@@ -24,6 +24,10 @@ export interface AppsTable {
   visibility: Generated<"private" | "signed-in" | "public">;
   /** PUT /app/{id}/starter-prompt: leads the open-in-chat and copy-prompt text; null when unset. */
   starter_prompt: string | null;
+  /** 1: anyone may copy it while it is public (PUT /app/{id}/remixable). */
+  remixable: Generated<number>;
+  /** The app this one was copied from; null for an original. */
+  copied_from: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -11,6 +11,7 @@ import type { SecretsTable } from "./secrets.ts";
 import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
 import type { EmailVerificationsTable, OutboxTable } from "./mail.ts";
 import type { SessionsTable } from "./sessions.ts";
+import type { CopyRequestsTable } from "./copies.ts";
 import type { TeamInvitationsTable, TeamMembersTable, TeamsTable } from "./teams.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -44,6 +45,7 @@ export interface Database {
   teams: TeamsTable;
   team_members: TeamMembersTable;
   team_invitations: TeamInvitationsTable;
+  copy_requests: CopyRequestsTable;
 }
 
 export type {

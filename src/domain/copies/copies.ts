@@ -1,0 +1,210 @@
+import { createHash, randomUUID } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+import { DAY, type Clock } from "../../config/clock.ts";
+import { apiError, recovery } from "../../errors/index.ts";
+import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { can, type Actor } from "../apps/access.ts";
+import type { Apps } from "../apps/apps.ts";
+import { MANIFEST_ID_MAX, MANIFEST_ID_PATTERN } from "../apps/validate-manifest.ts";
+import { findOwnedByManifestId, insertApp, type AppRecord } from "../apps/queries.ts";
+import { prepareRenamed } from "../apps/source.ts";
+import { canonicalUrl } from "../apps/urls.ts";
+import type { Secrets } from "../secrets/secrets.ts";
+import type { Assets, StagedAsset } from "../web/assets.ts";
+
+/** Spec Limits: a copy with data carries at most 24 MiB (KV values, blobs and assets together). */
+export const COPY_DATA_MAX_BYTES = 24 * 1024 * 1024;
+/** DECISIONS §9: an idempotency key answers with its first result for 24 hours. */
+export const COPY_IDEMPOTENCY_MS = DAY;
+
+export interface CopyInput {
+  manifest_id?: string;
+  display_name?: string;
+  idempotency_key?: string;
+  include_data?: boolean;
+}
+
+export interface CopyResult {
+  app: AppRecord;
+  sourceAppId: string;
+  copyKind: "app" | "template";
+  /** Only when this call copied data (never on a replay). */
+  copiedData?: { keys: number; assets: number };
+  /** The source's secret names, only for callers who manage the source's secrets. */
+  secretsNotCopied?: string[];
+}
+
+/**
+ * `POST /app/{id}/copy` (spec; DECISIONS §9): a new private app of the caller's with the source's
+ * current code and, with `include_data`, its KV, blobs and assets, all inserted in one
+ * transaction, so a crash leaves no app or a whole one. Who may copy: anyone who may read the
+ * source (owner, team members, collaborators), and anyone for a public app its owner marked
+ * remixable; an unclaimed app is nobody's to give. Data goes only to callers with write access.
+ * Secrets never travel; the response names them to those who manage the source.
+ */
+export class Copies {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly apps: Apps,
+    private readonly assets: Assets,
+    private readonly secrets: Secrets,
+    private readonly baseUrl: () => string,
+  ) {}
+
+  async copy(sourceId: string, userId: string, input: CopyInput): Promise<CopyResult> {
+    const source = await this.apps.find(sourceId);
+    const actor: Actor = { kind: "user", userId };
+    if (source.ownerUserId === null) throw apiError("anon_not_remixable", "this app is unclaimed; only an app someone owns can be copied");
+    const role = await this.apps.roleOf(actor, source);
+    if (!can(role, "source:read") && !(source.visibility === "public" && source.remixable)) {
+      throw apiError("forbidden", "you cannot read this app's source, and its owner has not made it remixable");
+    }
+    if (input.include_data === true && !can(role, "source:write")) throw apiError("copy_data_forbidden", "copying an app's data needs write access to it; copy without include_data");
+    if (input.manifest_id !== undefined && (input.manifest_id.length > MANIFEST_ID_MAX || !MANIFEST_ID_PATTERN.test(input.manifest_id))) {
+      throw apiError("invalid_request", `manifest_id must be kebab-case (${MANIFEST_ID_PATTERN.source}, at most ${MANIFEST_ID_MAX} characters)`);
+    }
+    const secretsNotCopied = can(role, "manage") ? await this.secrets.names({ ownerUserId: source.ownerUserId, manifestId: source.manifestId }) : undefined;
+    const finish = (app: AppRecord, copiedData?: CopyResult["copiedData"]): CopyResult => ({
+      app,
+      sourceAppId: source.id,
+      copyKind: "app",
+      ...(copiedData === undefined ? {} : { copiedData }),
+      ...(secretsNotCopied === undefined ? {} : { secretsNotCopied }),
+    });
+
+    const bodyHash = createHash("sha256")
+      .update(JSON.stringify([input.manifest_id ?? null, input.display_name ?? null, input.include_data === true]))
+      .digest("hex");
+    const key = input.idempotency_key;
+    if (key !== undefined) {
+      const replayed = await this.replay(userId, source.id, key, bodyHash);
+      if (replayed !== null) return finish(replayed);
+    }
+    const manifestId = input.manifest_id ?? source.manifestId;
+    await this.refuseTaken(userId, manifestId, source, input.manifest_id === undefined);
+
+    const code = await this.apps.codeAt(source.id, source.revision);
+    if (code === null) throw new Error(`app ${source.id} has no source for its revision ${source.revision}`);
+    const prepared = await prepareRenamed(
+      { module: code.module, ui: code.ui, styles: code.styles },
+      { ...(manifestId === code.manifest.id ? {} : { id: manifestId }), ...(input.display_name === undefined ? {} : { displayName: input.display_name }) },
+    );
+    const id = randomUUID();
+    const staged = input.include_data === true ? await this.stageData(source.id, id) : null;
+    const now = this.clock.now();
+    let copied: CopyResult["copiedData"];
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared, copiedFrom: source.id });
+        if (staged !== null) copied = await this.copyData(trx, source.id, id, staged, now);
+        if (key !== undefined) {
+          await trx.insertInto("copy_requests").values({ user_id: userId, source_app_id: source.id, idempotency_key: key, body_hash: bodyHash, app_id: id, created_at: now }).execute();
+        }
+      });
+    } catch (error) {
+      if (staged !== null) await this.assets.discard(staged);
+      if (!isUniqueViolation(error)) throw error;
+      // A concurrent request won: the same key (answer with its app) or the same manifest id.
+      if (key !== undefined) {
+        const replayed = await this.replay(userId, source.id, key, bodyHash);
+        if (replayed !== null) return finish(replayed);
+      }
+      await this.refuseTaken(userId, manifestId, source, input.manifest_id === undefined);
+      throw error;
+    }
+    const app = await this.apps.mustFind(id);
+    await this.apps.events.emit({ type: "published", appId: id, revision: app.revision, warnings: prepared.warnings });
+    return finish(app, copied);
+  }
+
+  /** PUT /app/{id}/remixable: the owner lets anyone copy the app while it is public. */
+  async setRemixable(appId: string, actor: Actor, remixable: boolean): Promise<boolean> {
+    const { app } = await this.apps.load(appId, actor, "manage");
+    await this.db.updateTable("apps").set({ remixable: remixable ? 1 : 0, updated_at: this.clock.now() }).where("id", "=", app.id).execute();
+    return remixable;
+  }
+
+  /** The app an earlier request with this key made, or null; another body under the key is 409. */
+  private async replay(userId: string, sourceId: string, key: string, bodyHash: string): Promise<AppRecord | null> {
+    const row = await this.db
+      .selectFrom("copy_requests")
+      .selectAll()
+      .where("user_id", "=", userId)
+      .where("source_app_id", "=", sourceId)
+      .where("idempotency_key", "=", key)
+      .executeTakeFirst();
+    if (row === undefined) return null;
+    if (Number(row.created_at) <= this.clock.now() - COPY_IDEMPOTENCY_MS) {
+      await this.db.deleteFrom("copy_requests").where("user_id", "=", userId).where("source_app_id", "=", sourceId).where("idempotency_key", "=", key).execute();
+      return null;
+    }
+    if (row.body_hash !== bodyHash) throw apiError("idempotency_conflict", "this idempotency_key was used for a copy with other fields; use a new key");
+    return this.apps.get(row.app_id);
+  }
+
+  /** 409 when the caller already holds the manifest id: their earlier copy of this source, or another app. */
+  private async refuseTaken(userId: string, manifestId: string, source: AppRecord, defaultedId: boolean): Promise<void> {
+    const existing = await findOwnedByManifestId(this.db, userId, manifestId);
+    if (existing === null) return;
+    const url = canonicalUrl(this.baseUrl(), existing);
+    if (defaultedId && existing.copiedFrom === source.id) {
+      throw apiError("duplicate_remix", "you copied this app already; open that copy, or send manifest_id to make another", {
+        existingAppId: existing.id,
+        recovery: recovery.openExisting(existing.id, url),
+      });
+    }
+    throw apiError("manifest_id_conflict", `you already have an app with manifest id ${manifestId}`, {
+      existingAppId: existing.id,
+      recovery: recovery.rename("send another manifest_id for the copy"),
+    });
+  }
+
+  /** Checks the 24 MiB cap on what would be carried, then writes the assets' bytes for the copy. */
+  private async stageData(sourceId: string, copyId: string): Promise<StagedAsset[]> {
+    const [kv, blobs, assets] = await Promise.all([
+      this.db.selectFrom("app_kv").select(sql<number>`coalesce(sum(size), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
+      this.db.selectFrom("app_blobs").select(sql<number>`coalesce(sum(size), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
+      this.db.selectFrom("assets").select(sql<number>`coalesce(sum(size_bytes), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
+    ]);
+    const total = Number(kv.bytes) + Number(blobs.bytes) + Number(assets.bytes);
+    if (total > COPY_DATA_MAX_BYTES) {
+      throw apiError("copy_data_too_large", `the app holds ${total} bytes of data; a copy carries at most ${COPY_DATA_MAX_BYTES}`, {
+        limit: COPY_DATA_MAX_BYTES,
+        recovery: recovery.shrink("payload", total, COPY_DATA_MAX_BYTES),
+      });
+    }
+    return this.assets.stageCopies(sourceId, copyId);
+  }
+
+  /** KV values, blobs, their usage total and the staged assets' rows, inside the copy's transaction. */
+  private async copyData(trx: Kysely<Database>, from: string, to: string, staged: readonly StagedAsset[], now: number): Promise<{ keys: number; assets: number }> {
+    // Typed literals in the SELECT list: PostgreSQL cannot infer a bare parameter's type there.
+    const app = sql<string>`cast(${to} as text)`.as("app_id");
+    const at = sql<number>`cast(${now} as bigint)`.as("updated_at");
+    const keys = await trx
+      .insertInto("app_kv")
+      .columns(["app_id", "key", "value", "size", "updated_at"])
+      .expression(trx.selectFrom("app_kv").select([app, "key", "value", "size", at]).where("app_id", "=", from))
+      .executeTakeFirst();
+    await trx
+      .insertInto("app_blobs")
+      .columns(["app_id", "key", "data", "content_type", "size", "updated_at"])
+      .expression(trx.selectFrom("app_blobs").select([app, "key", "data", "content_type", "size", at]).where("app_id", "=", from))
+      .execute();
+    const used = await trx
+      .selectFrom((eb) =>
+        eb
+          .selectFrom("app_kv")
+          .select("size")
+          .where("app_id", "=", to)
+          .unionAll(eb.selectFrom("app_blobs").select("size").where("app_id", "=", to))
+          .as("sizes"),
+      )
+      .select(sql<number>`coalesce(sum(size), 0)`.as("bytes"))
+      .executeTakeFirstOrThrow();
+    await trx.insertInto("app_storage_usage").values({ app_id: to, bytes: Number(used.bytes) }).execute();
+    await this.assets.insertCopies(trx, to, staged, now);
+    return { keys: Number(keys.numInsertedOrUpdatedRows ?? 0n), assets: staged.length };
+  }
+}
