@@ -107,6 +107,21 @@ const MATRIX: { family: string; send: (c: Ctx, token: string | undefined, who: W
     expect: { owner: 201, "team-admin": 201, "team-member": 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
+    family: "versions: list",
+    send: (c, t) => c.server.client.get(`/app/${c.appId}/versions`, opts(t)),
+    expect: { owner: 200, "team-admin": 200, "team-member": 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
+  },
+  {
+    family: "copy (needs a user credential and the source's code)",
+    send: (c, t, who) => c.server.client.post(`/app/${c.appId}/copy`, { manifest_id: `copy-${who}` }, opts(t)),
+    expect: { owner: 200, "team-admin": 200, "team-member": 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": NO_TOKEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
+  },
+  {
+    family: "copy with data (needs write access)",
+    send: (c, t, who) => c.server.client.post(`/app/${c.appId}/copy`, { manifest_id: `data-${who}`, include_data: true }, opts(t)),
+    expect: { owner: 200, "team-admin": 200, "team-member": 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": NO_TOKEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
+  },
+  {
     family: "delete",
     send: (c, t) => c.server.client.delete(`/app/${c.otherAppId}`, opts(t)),
     expect: { owner: 200, "team-admin": 200, "team-member": FORBIDDEN, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
