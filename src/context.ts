@@ -15,6 +15,7 @@ import { Teams } from "./domain/teams/teams.ts";
 import { AppTransfer } from "./domain/teams/transfer.ts";
 import { Versions } from "./domain/versions/versions.ts";
 import { Copies } from "./domain/copies/copies.ts";
+import { Templates } from "./domain/templates/templates.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
@@ -107,6 +108,8 @@ export interface AppContext {
   feedback: Feedback;
   /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
   shares: Shares;
+  /** Template listings: draft, media, publish, disable, the public list. */
+  templates: Templates;
   /** Copies of apps into new private apps, with their data when asked; the remixable switch. */
   copies: Copies;
   /** Every kept revision of an app: list, read, restore; pruned to the plan's version_history. */
@@ -204,13 +207,15 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
   const versions = new Versions(db, apps, secrets, () => deps.config.baseUrl);
+  const templates = new Templates(db, clock, apps, assets, () => deps.config.baseUrl);
   // Pruning never refuses a write: it follows each publish (a failure is logged by the events).
   apps.events.on(async (event) => {
     if (event.type === "published") await versions.prune(event.appId);
   });
   return {
     versions,
-    copies: new Copies(db, clock, apps, assets, secrets, () => deps.config.baseUrl),
+    copies: new Copies(db, clock, apps, assets, secrets, templates, () => deps.config.baseUrl),
+    templates,
     shares,
     teams,
     teamInvitations: new TeamInvitations(db, clock, teams, users, mailer, () => deps.config.baseUrl),

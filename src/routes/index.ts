@@ -59,6 +59,8 @@ import teams from "./teams/teams.ts";
 import transferApp from "./teams/transferApp.ts";
 import versions from "./versions/versions.ts";
 import copies from "./copies/copies.ts";
+import templateListing from "./templates/listing.ts";
+import publishedTemplates from "./templates/published.ts";
 
 type RouteModule = (app: App, ctx: AppContext) => void;
 
@@ -102,6 +104,8 @@ const routes: RouteModule[] = [
   transferApp,
   versions,
   copies,
+  templateListing,
+  publishedTemplates,
   startPairing,
   pollPairing,
   approvePairing,

@@ -10,6 +10,7 @@ import { findOwnedByManifestId, insertApp, type AppRecord } from "../apps/querie
 import { prepareRenamed } from "../apps/source.ts";
 import { canonicalUrl } from "../apps/urls.ts";
 import type { Secrets } from "../secrets/secrets.ts";
+import type { Templates } from "../templates/templates.ts";
 import type { Assets, StagedAsset } from "../web/assets.ts";
 
 /** Spec Limits: a copy with data carries at most 24 MiB (KV values, blobs and assets together). */
@@ -38,8 +39,9 @@ export interface CopyResult {
  * `POST /app/{id}/copy` (spec; DECISIONS §9): a new private app of the caller's with the source's
  * current code and, with `include_data`, its KV, blobs and assets, all inserted in one
  * transaction, so a crash leaves no app or a whole one. Who may copy: anyone who may read the
- * source (owner, team members, collaborators), and anyone for a public app its owner marked
- * remixable; an unclaimed app is nobody's to give. Data goes only to callers with write access.
+ * source (owner, team members, collaborators), anyone signed in for a published template (its
+ * published revision), and anyone for a public app its owner marked remixable; an unclaimed app
+ * is nobody's to give. Data goes only to callers with write access.
  * Secrets never travel; the response names them to those who manage the source.
  */
 export class Copies {
@@ -49,6 +51,7 @@ export class Copies {
     private readonly apps: Apps,
     private readonly assets: Assets,
     private readonly secrets: Secrets,
+    private readonly templates: Templates,
     private readonly baseUrl: () => string,
   ) {}
 
@@ -57,9 +60,13 @@ export class Copies {
     const actor: Actor = { kind: "user", userId };
     if (source.ownerUserId === null) throw apiError("anon_not_remixable", "this app is unclaimed; only an app someone owns can be copied");
     const role = await this.apps.roleOf(actor, source);
-    if (!can(role, "source:read") && !(source.visibility === "public" && source.remixable)) {
+    const reader = can(role, "source:read");
+    // A published template is anyone's to build from, at the revision it was published at.
+    const template = reader ? null : await this.templates.publishedListing(source.id);
+    if (!reader && template === null && !(source.visibility === "public" && source.remixable)) {
       throw apiError("forbidden", "you cannot read this app's source, and its owner has not made it remixable");
     }
+    const copyKind = template === null ? "app" : "template";
     if (input.include_data === true && !can(role, "source:write")) throw apiError("copy_data_forbidden", "copying an app's data needs write access to it; copy without include_data");
     if (input.manifest_id !== undefined && (input.manifest_id.length > MANIFEST_ID_MAX || !MANIFEST_ID_PATTERN.test(input.manifest_id))) {
       throw apiError("invalid_request", `manifest_id must be kebab-case (${MANIFEST_ID_PATTERN.source}, at most ${MANIFEST_ID_MAX} characters)`);
@@ -68,7 +75,7 @@ export class Copies {
     const finish = (app: AppRecord, copiedData?: CopyResult["copiedData"]): CopyResult => ({
       app,
       sourceAppId: source.id,
-      copyKind: "app",
+      copyKind,
       ...(copiedData === undefined ? {} : { copiedData }),
       ...(secretsNotCopied === undefined ? {} : { secretsNotCopied }),
     });
@@ -84,8 +91,9 @@ export class Copies {
     const manifestId = input.manifest_id ?? source.manifestId;
     await this.refuseTaken(userId, manifestId, source, input.manifest_id === undefined);
 
-    const code = await this.apps.codeAt(source.id, source.revision);
-    if (code === null) throw new Error(`app ${source.id} has no source for its revision ${source.revision}`);
+    const revision = template?.publishedRevision ?? source.revision;
+    const code = await this.apps.codeAt(source.id, revision);
+    if (code === null) throw new Error(`app ${source.id} has no source for revision ${revision}`);
     const prepared = await prepareRenamed(
       { module: code.module, ui: code.ui, styles: code.styles },
       { ...(manifestId === code.manifest.id ? {} : { id: manifestId }), ...(input.display_name === undefined ? {} : { displayName: input.display_name }) },
@@ -98,6 +106,7 @@ export class Copies {
       await this.db.transaction().execute(async (trx) => {
         await insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared, copiedFrom: source.id });
         if (staged !== null) copied = await this.copyData(trx, source.id, id, staged, now);
+        if (copyKind === "template") await this.templates.recordBuilder(source.id, userId, trx);
         if (key !== undefined) {
           await trx.insertInto("copy_requests").values({ user_id: userId, source_app_id: source.id, idempotency_key: key, body_hash: bodyHash, app_id: id, created_at: now }).execute();
         }

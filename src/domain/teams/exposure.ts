@@ -28,8 +28,7 @@ export type LedgerSort = (typeof LEDGER_SORTS)[number];
 
 /**
  * What a team exposes and to whom, for its owners and admins: the exposure summary and the
- * ledger of grants, invitations and live share links across the team's apps. Published
- * templates arrive with issue 16; until then no app counts as `template`.
+ * ledger of grants, invitations and live share links across the team's apps.
  */
 export class TeamExposure {
   constructor(
@@ -40,11 +39,16 @@ export class TeamExposure {
 
   async exposure(teamId: string, actorId: string): Promise<Exposure> {
     const { team } = await this.teams.requireAdmin(teamId, actorId);
-    const apps = await this.db.selectFrom("apps").select(["id", "visibility"]).where("owner_user_id", "=", team.id).execute();
+    const apps = await this.db
+      .selectFrom("apps")
+      .leftJoin("template_listings", (join) => join.onRef("template_listings.app_id", "=", "apps.id").on("template_listings.enabled", "=", 1))
+      .select(["apps.id", "apps.visibility", "template_listings.app_id as template"])
+      .where("apps.owner_user_id", "=", team.id)
+      .execute();
     const entries = await this.entries(team.id);
     const shared = new Set(entries.filter((e) => e.status !== "expired").map((e) => e.appId));
     const counts: Exposure = { public: 0, template: 0, "signed-in": 0, shared: 0, private: 0, externalShares: 0 };
-    for (const app of apps) counts[audienceOf(app.visibility, shared.has(app.id))] += 1;
+    for (const app of apps) counts[audienceOf(app.visibility, app.template !== null, shared.has(app.id))] += 1;
     counts.externalShares = entries.filter((e) => e.external && e.type !== "link" && e.status !== "expired").length;
     return counts;
   }
@@ -111,8 +115,10 @@ export class TeamExposure {
   }
 }
 
-function audienceOf(visibility: string, shared: boolean): Audience {
+function audienceOf(visibility: string, template: boolean, shared: boolean): Audience {
   if (visibility === "public") return "public";
+  // A published template's code is open to anyone signed in to copy.
+  if (template) return "template";
   if (visibility === "signed-in") return "signed-in";
   return shared ? "shared" : "private";
 }

@@ -54,7 +54,11 @@ export class Versions {
     const app = await this.apps.get(appId);
     if (app === null) return 0;
     const keep = PLAN_LIMITS[await this.planOf(app.ownerUserId)].version_history;
-    const result = await this.db.deleteFrom("app_versions").where("app_id", "=", appId).where("revision", "<=", app.revision - keep).executeTakeFirst();
+    // A published template's revision stays: copies of the template are made from it.
+    const pinned = await this.db.selectFrom("template_listings").select("published_revision").where("app_id", "=", appId).where("enabled", "=", 1).executeTakeFirst();
+    let prune = this.db.deleteFrom("app_versions").where("app_id", "=", appId).where("revision", "<=", app.revision - keep);
+    if (pinned?.published_revision != null) prune = prune.where("revision", "!=", pinned.published_revision);
+    const result = await prune.executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 

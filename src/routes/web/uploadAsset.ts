@@ -1,10 +1,10 @@
 import multipart from "@fastify/multipart";
-import type { MultipartFile } from "@fastify/multipart";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/web/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
+import { readUpload } from "../../http/multipart.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 import { assetWriteLimit } from "./assetLimits.ts";
@@ -32,24 +32,9 @@ export default function uploadAsset(app: App, ctx: AppContext): void {
       async (request, reply) => {
         const record = await ctx.apps.find(request.params.id);
         await requireAssetUser(ctx, request, await principalOf(ctx, request), record);
-        if (!request.isMultipart()) throw apiError("invalid_request", "send multipart/form-data with the fields key and file");
-        let key: string | null = null;
-        let file: { data: Buffer; mimetype: string } | null = null;
-        try {
-          for await (const part of request.parts()) {
-            if (part.type === "field") {
-              if (part.fieldname === "key") key = String(part.value);
-            } else if (part.fieldname === "file" && file === null) {
-              file = { data: await part.toBuffer(), mimetype: part.mimetype };
-            } else {
-              await drain(part);
-            }
-          }
-        } catch (error) {
-          if ((error as { code?: string }).code === "FST_REQ_FILE_TOO_LARGE") assetTooLarge(Number(request.headers["content-length"] ?? ASSET_MAX_BYTES + 1));
-          if ((error as { statusCode?: number }).statusCode !== undefined) throw apiError("invalid_request", `the multipart body is malformed: ${(error as Error).message}`);
-          throw error;
-        }
+        const upload = await readUpload(request, (declared) => assetTooLarge(declared));
+        const key = upload.fields.key ?? null;
+        const file = upload.file;
         if (key === null || key === "") throw apiError("invalid_request", "the multipart field key is missing");
         if (file === null) throw apiError("invalid_request", "the multipart field file is missing");
         const stored = await ctx.assets.put(record.id, checkAssetKey(key), file.mimetype, file.data);
@@ -57,10 +42,4 @@ export default function uploadAsset(app: App, ctx: AppContext): void {
       },
     );
   });
-}
-
-async function drain(part: MultipartFile): Promise<void> {
-  for await (const _chunk of part.file) {
-    // Discarded: only the first `file` part is kept.
-  }
 }

@@ -12,6 +12,7 @@ import * as m009 from "./009-shares.ts";
 import * as m010 from "./010-mail.ts";
 import * as m011 from "./011-teams.ts";
 import * as m012 from "./012-copies.ts";
+import * as m013 from "./013-templates.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -32,6 +33,7 @@ const steps: Record<string, Step> = {
   "010-mail": m010,
   "011-teams": m011,
   "012-copies": m012,
+  "013-templates": m013,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

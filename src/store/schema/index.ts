@@ -12,6 +12,7 @@ import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
 import type { EmailVerificationsTable, OutboxTable } from "./mail.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { CopyRequestsTable } from "./copies.ts";
+import type { TemplateBuildersTable, TemplateListingsTable, TemplateMediaTable } from "./templates.ts";
 import type { TeamInvitationsTable, TeamMembersTable, TeamsTable } from "./teams.ts";
 import type { TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
@@ -46,6 +47,9 @@ export interface Database {
   team_members: TeamMembersTable;
   team_invitations: TeamInvitationsTable;
   copy_requests: CopyRequestsTable;
+  template_listings: TemplateListingsTable;
+  template_media: TemplateMediaTable;
+  template_builders: TemplateBuildersTable;
 }
 
 export type {
