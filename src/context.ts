@@ -14,6 +14,7 @@ import { TeamInvitations } from "./domain/teams/invitations.ts";
 import { Teams } from "./domain/teams/teams.ts";
 import { AppTransfer } from "./domain/teams/transfer.ts";
 import { Versions } from "./domain/versions/versions.ts";
+import { Snapshots } from "./domain/snapshots/snapshots.ts";
 import { Copies } from "./domain/copies/copies.ts";
 import { Templates } from "./domain/templates/templates.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
@@ -112,6 +113,8 @@ export interface AppContext {
   templates: Templates;
   /** Copies of apps into new private apps, with their data when asked; the remixable switch. */
   copies: Copies;
+  /** Captures of an app's KV and blobs, restored with a revision's code (content-addressed). */
+  snapshots: Snapshots;
   /** Every kept revision of an app: list, read, restore; pruned to the plan's version_history. */
   versions: Versions;
   /** Teams: accounts that own apps, and the people in them with their roles. */
@@ -206,7 +209,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   apps.addRoleSource((app, userId) => teams.roleOnApp(app, userId));
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
-  const versions = new Versions(db, apps, secrets, () => deps.config.baseUrl);
+  const snapshots = new Snapshots(db, clock, apps, storage);
+  const versions = new Versions(db, apps, secrets, snapshots, () => deps.config.baseUrl);
   const templates = new Templates(db, clock, apps, assets, () => deps.config.baseUrl);
   // Pruning never refuses a write: it follows each publish (a failure is logged by the events).
   apps.events.on(async (event) => {
@@ -214,6 +218,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   });
   return {
     versions,
+    snapshots,
     copies: new Copies(db, clock, apps, assets, secrets, templates, () => deps.config.baseUrl),
     templates,
     shares,

@@ -23,6 +23,7 @@ type Cell = 200 | 201 | [number, string];
 const FORBIDDEN: Cell = [403, "forbidden"];
 const SIGN_IN: Cell = [401, "sign_in_required"];
 const NO_TOKEN: Cell = [401, "unauthorized"];
+const TEMPLATE_EDIT: Cell = [403, "forbidden_template_edit"];
 
 /**
  * Who may do what to a private claimed app, by route family: the documentation of the access
@@ -110,6 +111,16 @@ const MATRIX: { family: string; send: (c: Ctx, token: string | undefined, who: W
     family: "versions: list",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/versions`, opts(t)),
     expect: { owner: 200, "team-admin": 200, "team-member": 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
+  },
+  {
+    family: "snapshots: create",
+    send: (c, t) => c.server.client.post(`/app/${c.appId}/snapshots`, undefined, opts(t)),
+    expect: { owner: 201, "team-admin": 201, "team-member": 201, collaborator: 201, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: FORBIDDEN },
+  },
+  {
+    family: "template listing (app:template-edit)",
+    send: (c, t) => c.server.client.patch(`/api/v1/apps/${c.appId}/template-listing`, { title: "Matrix" }, opts(t)),
+    expect: { owner: 200, "team-admin": 200, "team-member": TEMPLATE_EDIT, collaborator: TEMPLATE_EDIT, "end-user": TEMPLATE_EDIT, viewer: TEMPLATE_EDIT, "viewer-render": NO_TOKEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": NO_TOKEN, nobody: SIGN_IN },
   },
   {
     family: "copy (needs a user credential and the source's code)",

@@ -184,8 +184,11 @@ export class Apps {
     throw apiError("service_busy", "the app is being written by other requests; retry");
   }
 
-  /** PUT /app/{id}: replaces the source; the manifest id cannot change; If-Match optional. */
-  async update(id: string, actor: Actor, source: SourceBundle, ifMatch?: string): Promise<WriteResult> {
+  /**
+   * PUT /app/{id}: replaces the source; the manifest id cannot change; If-Match optional.
+   * `within` runs in the same transaction after the new revision is stored (a restore's data).
+   */
+  async update(id: string, actor: Actor, source: SourceBundle, ifMatch?: string, within?: (trx: Kysely<Database>) => Promise<void>): Promise<WriteResult> {
     const { app } = await this.load(id, actor, "source:write");
     // PUT needs no precondition (last write wins), but one that is sent is honoured as on PATCH.
     const expected = ifMatch === undefined ? null : expectedRevision(ifMatch, undefined, app.revision, this.sourceUrl(id));
@@ -193,9 +196,11 @@ export class Apps {
     const prepared = await prepareSource(source);
     assertSameManifestId(app.manifestId, prepared.manifest.id);
     const now = this.clock.now();
-    const updated = await this.writeThenRead(id, async (trx) =>
-      expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : commitRevision(trx, id, expected, now, prepared),
-    );
+    const updated = await this.writeThenRead(id, async (trx) => {
+      const stored = expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : await commitRevision(trx, id, expected, now, prepared);
+      if (stored && within !== undefined) await within(trx);
+      return stored;
+    });
     if (updated === null) {
       if (expected === null) throw apiError("app_not_found", `no app ${id}`);
       throw revisionMismatch(this.sourceUrl(id), expected, (await this.mustFind(id)).revision);

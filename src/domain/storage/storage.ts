@@ -181,6 +181,16 @@ export class AppStorage {
     return row === undefined ? 0 : Number(row.bytes);
   }
 
+  /**
+   * After something replaced an app's values wholesale in its own transaction (a snapshot
+   * restore): the usage ledger relearns the total, and every key that changed is announced, so
+   * isolate caches drop them and live streams see them.
+   */
+  replaced(appId: string, kvKeys: readonly string[]): void {
+    this.ledger.forget(appId);
+    for (const key of kvKeys) this.changed(appId, key);
+  }
+
   /** Removes every value of an app (app deletion). */
   async dropApp(appId: string): Promise<void> {
     await this.store.db.transaction().execute(async (trx) => {

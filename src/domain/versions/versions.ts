@@ -8,6 +8,7 @@ import { expectedRevision } from "../apps/precondition.ts";
 import { revisionEtag, uuidUrl } from "../apps/urls.ts";
 import { PLAN_LIMITS } from "../plans.ts";
 import type { Secrets } from "../secrets/secrets.ts";
+import type { DataChanges, Snapshots } from "../snapshots/snapshots.ts";
 
 /** Why a kept revision cannot be restored as it is (DECISIONS §9). */
 export type NotRestorable =
@@ -46,8 +47,17 @@ export class Versions {
     private readonly db: Kysely<Database>,
     private readonly apps: Apps,
     private readonly secrets: Secrets,
+    private readonly snapshots: Snapshots,
     private readonly baseUrl: () => string,
   ) {}
+
+  /** `dry_run`: what restoring `snapshot` with this revision would change in the app's data; nothing changes. */
+  async dryRun(appId: string, revision: string, actor: Actor, snapshot: string): Promise<DataChanges> {
+    const { app } = await this.apps.load(appId, actor, "source:write");
+    const n = parseRevision(revision);
+    if ((await this.apps.codeAt(app.id, n)) === null) throw missing(app.revision, n);
+    return this.snapshots.changes(app.id, snapshot);
+  }
 
   /** Keeps the newest `version_history` revisions of the app; the `published` listener calls it. */
   async prune(appId: string): Promise<number> {
@@ -98,7 +108,12 @@ export class Versions {
    * same precondition as any source edit (If-Match or expected_revision), so of two concurrent
    * restores (or a restore and an edit) against the same revision exactly one wins.
    */
-  async restore(appId: string, revision: string, actor: Actor, o: { ifMatch?: string; expectedRevision?: number; force?: boolean }): Promise<RestoreResult> {
+  async restore(
+    appId: string,
+    revision: string,
+    actor: Actor,
+    o: { ifMatch?: string; expectedRevision?: number; force?: boolean; snapshot?: string },
+  ): Promise<RestoreResult> {
     const { app } = await this.apps.load(appId, actor, "source:write");
     const n = parseRevision(revision);
     const expected = expectedRevision(o.ifMatch, o.expectedRevision, app.revision, `${uuidUrl(this.baseUrl(), app.id)}/source`);
@@ -112,8 +127,18 @@ export class Versions {
           : `routines or webhooks call ${problem.operations.join(", ")}, which revision ${n} does not declare; send force: true to restore anyway (they will fail until you change them)`;
       throw apiError("version_not_restorable", why, { details: { ...problem } });
     }
-    // An update under If-Match: the same guard, validation and publish as any source write.
-    const written = await this.apps.update(app.id, actor, { module: code.module, ui: code.ui, styles: code.styles }, revisionEtag(expected));
+    // An update under If-Match: the same guard, validation and publish as any source write; a
+    // snapshot's data goes back in the same transaction, so code and data never disagree.
+    let changedKeys: string[] = [];
+    const snapshot = o.snapshot;
+    const written = await this.apps.update(
+      app.id,
+      actor,
+      { module: code.module, ui: code.ui, styles: code.styles },
+      revisionEtag(expected),
+      snapshot === undefined ? undefined : async (trx) => void (changedKeys = await this.snapshots.restoreInto(trx, app.id, snapshot)),
+    );
+    if (snapshot !== undefined) this.snapshots.restored(app.id, changedKeys);
     const unsetSecrets = await this.unsetSecrets(app.ownerUserId, app.manifestId, code.module);
     return { ...written, restoredFrom: n, unsetSecrets };
   }

@@ -13,6 +13,7 @@ import * as m010 from "./010-mail.ts";
 import * as m011 from "./011-teams.ts";
 import * as m012 from "./012-copies.ts";
 import * as m013 from "./013-templates.ts";
+import * as m014 from "./014-snapshots.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -34,6 +35,7 @@ const steps: Record<string, Step> = {
   "011-teams": m011,
   "012-copies": m012,
   "013-templates": m013,
+  "014-snapshots": m014,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -12,6 +12,7 @@ import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
 import type { EmailVerificationsTable, OutboxTable } from "./mail.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { CopyRequestsTable } from "./copies.ts";
+import type { AppSnapshotsTable, SnapshotEntriesTable, SnapshotValuesTable } from "./snapshots.ts";
 import type { TemplateBuildersTable, TemplateListingsTable, TemplateMediaTable } from "./templates.ts";
 import type { TeamInvitationsTable, TeamMembersTable, TeamsTable } from "./teams.ts";
 import type { TokensTable } from "./tokens.ts";
@@ -50,6 +51,9 @@ export interface Database {
   template_listings: TemplateListingsTable;
   template_media: TemplateMediaTable;
   template_builders: TemplateBuildersTable;
+  app_snapshots: AppSnapshotsTable;
+  snapshot_entries: SnapshotEntriesTable;
+  snapshot_values: SnapshotValuesTable;
 }
 
 export type {

@@ -1,0 +1,179 @@
+import { createHash, randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { apiError } from "../../errors/index.ts";
+import type { Database } from "../../store/index.ts";
+import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
+import type { Actor } from "../apps/access.ts";
+import type { Apps } from "../apps/apps.ts";
+import { UUID } from "../ids.ts";
+import { APP_CAP_BYTES } from "../storage/limits.ts";
+import type { AppStorage } from "../storage/storage.ts";
+
+/** DECISIONS §9: the newest 10 snapshots of an app are kept. */
+export const SNAPSHOTS_KEPT = 10;
+
+export interface SnapshotView {
+  id: string;
+  createdAt: number;
+  revision: number;
+  keys: number;
+  bytes: number;
+}
+
+export interface ChangedKey {
+  store: "kv" | "blob";
+  key: string;
+}
+
+/** What a restore would do to the app's data (DECISIONS §9: `dry_run`). */
+export interface DataChanges {
+  added: ChangedKey[];
+  changed: ChangedKey[];
+  removed: ChangedKey[];
+  /** Bytes the restore writes back: the snapshot's values. */
+  bytes: number;
+}
+
+type Entry = Omit<SnapshotEntriesTable, "snapshot_id">;
+
+/**
+ * Data snapshots (issue 16): an app's KV values and blobs captured by content, restored together
+ * with a revision's code in one transaction (versions.ts). Content-addressed: each value is kept
+ * once by hash, so capturing unchanged data again costs only index rows. Snapshots count against
+ * the app's storage cap: the distinct bytes they hold plus the live data stay within 100 MiB.
+ */
+export class Snapshots {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly apps: Apps,
+    private readonly storage: AppStorage,
+  ) {}
+
+  async create(appId: string, actor: Actor): Promise<SnapshotView> {
+    const { app } = await this.apps.load(appId, actor, "source:write");
+    const now = this.clock.now();
+    const id = randomUUID();
+    const view = await this.db.transaction().execute(async (trx) => {
+      const live = await liveEntries(trx, app.id);
+      const known = await this.heldBytes(trx, app.id);
+      const bytes = live.reduce((sum, e) => sum + e.data.length, 0);
+      await trx.insertInto("app_snapshots").values({ id, app_id: app.id, revision: app.revision, keys: live.length, bytes, created_at: now }).execute();
+      let added = 0;
+      for (const e of live) {
+        const hash = digest(e.data);
+        const inserted = await trx.insertInto("snapshot_values").values({ hash, data: e.data, size: e.data.length }).onConflict((oc) => oc.column("hash").doNothing()).executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) added += e.data.length;
+        await trx.insertInto("snapshot_entries").values({ snapshot_id: id, store: e.store, key: e.key, hash, size: e.data.length, content_type: e.contentType }).execute();
+      }
+      const usage = await trx.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", app.id).executeTakeFirst();
+      const used = Number(usage?.bytes ?? 0);
+      if (used + known + added > APP_CAP_BYTES) {
+        throw apiError("storage_limit_exceeded", `the app's data (${used} bytes) and its snapshots would pass its ${APP_CAP_BYTES}-byte storage cap; delete data or wait for old snapshots to be pruned`, {
+          max: APP_CAP_BYTES,
+        });
+      }
+      return { id, createdAt: now, revision: app.revision, keys: live.length, bytes };
+    });
+    await this.prune(app.id);
+    return view;
+  }
+
+  async list(appId: string, actor: Actor): Promise<SnapshotView[]> {
+    const { app } = await this.apps.load(appId, actor, "source:write");
+    const rows = await this.db.selectFrom("app_snapshots").selectAll().where("app_id", "=", app.id).orderBy("created_at", "desc").orderBy("id", "desc").execute();
+    return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at), revision: Number(r.revision), keys: Number(r.keys), bytes: Number(r.bytes) }));
+  }
+
+  /** The keys a restore of `snapshotId` would add, change and remove, and the bytes it writes. */
+  async changes(appId: string, snapshotId: string, db: Kysely<Database> = this.db): Promise<DataChanges> {
+    const wanted = await this.entries(db, appId, snapshotId);
+    const live = new Map((await liveEntries(db, appId)).map((e) => [`${e.store}\u0000${e.key}`, digest(e.data)]));
+    const out: DataChanges = { added: [], changed: [], removed: [], bytes: 0 };
+    const seen = new Set<string>();
+    for (const e of wanted) {
+      const id = `${e.store}\u0000${e.key}`;
+      seen.add(id);
+      out.bytes += Number(e.size);
+      const now = live.get(id);
+      if (now === undefined) out.added.push({ store: e.store, key: e.key });
+      else if (now !== e.hash) out.changed.push({ store: e.store, key: e.key });
+    }
+    for (const id of live.keys()) {
+      if (seen.has(id)) continue;
+      const [store, key] = id.split("\u0000") as ["kv" | "blob", string];
+      out.removed.push({ store, key });
+    }
+    return out;
+  }
+
+  /**
+   * Puts the snapshot's values back in place of the app's, inside the caller's transaction (the
+   * restore's, with the code). Returns the KV keys that changed; call `restored` after commit.
+   */
+  async restoreInto(trx: Kysely<Database>, appId: string, snapshotId: string): Promise<string[]> {
+    const changes = await this.changes(appId, snapshotId, trx);
+    const wanted = await this.entries(trx, appId, snapshotId);
+    const now = this.clock.now();
+    await trx.deleteFrom("app_kv").where("app_id", "=", appId).execute();
+    await trx.deleteFrom("app_blobs").where("app_id", "=", appId).execute();
+    for (const e of wanted) {
+      const value = await trx.selectFrom("snapshot_values").select("data").where("hash", "=", e.hash).executeTakeFirstOrThrow();
+      const data = Buffer.from(value.data);
+      if (e.store === "kv") await trx.insertInto("app_kv").values({ app_id: appId, key: e.key, value: data.toString("utf8"), size: data.length, updated_at: now }).execute();
+      else await trx.insertInto("app_blobs").values({ app_id: appId, key: e.key, data, content_type: e.content_type ?? "application/octet-stream", size: data.length, updated_at: now }).execute();
+    }
+    const bytes = wanted.reduce((sum, e) => sum + Number(e.size), 0);
+    await trx.deleteFrom("app_storage_usage").where("app_id", "=", appId).execute();
+    await trx.insertInto("app_storage_usage").values({ app_id: appId, bytes }).execute();
+    return [...changes.added, ...changes.changed, ...changes.removed].filter((c) => c.store === "kv").map((c) => c.key);
+  }
+
+  /** After a restore committed: caches and live streams learn what changed. */
+  restored(appId: string, kvKeys: readonly string[]): void {
+    this.storage.replaced(appId, kvKeys);
+  }
+
+  /** The snapshot's entries: 400 for a malformed id, 404 for one this app does not have. */
+  private async entries(db: Kysely<Database>, appId: string, snapshotId: string) {
+    if (!UUID.test(snapshotId)) throw apiError("invalid_id", `${snapshotId} is not a snapshot id (a UUID)`);
+    const snapshot = await db.selectFrom("app_snapshots").select("id").where("id", "=", snapshotId).where("app_id", "=", appId).executeTakeFirst();
+    if (snapshot === undefined) throw apiError("not_found", `this app has no snapshot ${snapshotId}`);
+    return db.selectFrom("snapshot_entries").select(["store", "key", "hash", "size", "content_type"]).where("snapshot_id", "=", snapshotId).orderBy("store").orderBy("key").execute();
+  }
+
+  /** Distinct bytes the app's snapshots hold (what they add to its storage). */
+  private async heldBytes(db: Kysely<Database>, appId: string): Promise<number> {
+    const row = await db
+      .selectFrom("snapshot_values")
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
+      .where("hash", "in", db.selectFrom("snapshot_entries").innerJoin("app_snapshots", "app_snapshots.id", "snapshot_entries.snapshot_id").select("snapshot_entries.hash").where("app_snapshots.app_id", "=", appId))
+      .executeTakeFirstOrThrow();
+    return Number(row.bytes);
+  }
+
+  /** Keeps the newest SNAPSHOTS_KEPT and sweeps values no snapshot refers to any more. */
+  private async prune(appId: string): Promise<void> {
+    const old = await this.db.selectFrom("app_snapshots").select("id").where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id", "desc").offset(SNAPSHOTS_KEPT).limit(1000).execute();
+    if (old.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom("app_snapshots").where("id", "in", old.map((o) => o.id)).execute();
+      await trx.deleteFrom("snapshot_values").where((eb) => eb.not(eb.exists(eb.selectFrom("snapshot_entries").select("snapshot_entries.hash").whereRef("snapshot_entries.hash", "=", "snapshot_values.hash")))).execute();
+    });
+  }
+}
+
+/** The app's live values as bytes: KV values' JSON text as UTF-8, blobs as they are. */
+async function liveEntries(db: Kysely<Database>, appId: string): Promise<(Pick<Entry, "store" | "key"> & { data: Buffer; contentType: string | null })[]> {
+  const kv = await db.selectFrom("app_kv").select(["key", "value"]).where("app_id", "=", appId).execute();
+  const blobs = await db.selectFrom("app_blobs").select(["key", "data", "content_type"]).where("app_id", "=", appId).execute();
+  return [
+    ...kv.map((r) => ({ store: "kv" as const, key: r.key, data: Buffer.from(r.value, "utf8"), contentType: null })),
+    ...blobs.map((r) => ({ store: "blob" as const, key: r.key, data: Buffer.from(r.data), contentType: r.content_type })),
+  ];
+}
+
+function digest(data: Buffer): string {
+  return createHash("sha256").update(data).digest("hex");
+}
