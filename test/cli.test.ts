@@ -1,12 +1,12 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTestDatabase, describeEachDialect } from "./helpers/dialects.ts";
+import { freePort, poll } from "./helpers/process.ts";
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL("../bin/brickyard.js", import.meta.url));
@@ -57,24 +57,3 @@ describeEachDialect("brickyard CLI", (dialect) => {
     // Eight process starts, each compiling TypeScript on load: slow on a busy two-core machine.
   }, 180_000);
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
-
-async function poll(attempt: () => Promise<Response>, deadlineMs = 60_000): Promise<Response> {
-  const start = Date.now();
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() - start > deadlineMs) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}

@@ -1,0 +1,24 @@
+import { createServer } from "node:net";
+
+/** A TCP port free on loopback right now (for a server process a test starts). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/** Retries `attempt` until it resolves (a server process starting up), up to the deadline. */
+export async function poll(attempt: () => Promise<Response>, deadlineMs = 60_000): Promise<Response> {
+  const start = Date.now();
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (Date.now() - start > deadlineMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
