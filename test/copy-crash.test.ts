@@ -58,7 +58,7 @@ describeEachDialect("copy with data survives kill -9", (dialect) => {
     token = (await cli("token", "mint", "crash", "--days", "2")).stdout.trim();
   });
   afterAll(async () => {
-    killGroup();
+    await killGroup();
     await cleanup();
   });
 
@@ -108,6 +108,6 @@ describeEachDialect("copy with data survives kill -9", (dialect) => {
     }
     // Each outcome is one of the two; which one depends on where the kill landed.
     expect(outcomes.every((o) => o === "none" || o === "complete")).toBe(true);
-    console.log(`copy-crash [${dialect}]: ${outcomes.join(", ")}`);
+    console.warn(`copy-crash [${dialect}]: ${outcomes.join(", ")}`);
   });
 });
