@@ -9,6 +9,7 @@ import { installErrorHandler } from "./error-handler.ts";
 import { installNulGuard } from "./nul-guard.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
 import { installOpenApi } from "./openapi.ts";
+import { installPacing } from "./pacing.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
 import type { App } from "./types.ts";
 import { validatorCompiler } from "./validation.ts";
@@ -45,6 +46,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
     route.schema = { ...route.schema, response: { ...errorResponses, ...(route.schema?.response as object | undefined) } };
   });
   installNulGuard(app);
+  installPacing(app);
   // A POST with no body at all (`curl -X POST …`) means "no fields" when the body schema is an
   // object that requires none; Fastify would otherwise refuse it as a missing body.
   app.addHook("preValidation", (request, _reply, done) => {

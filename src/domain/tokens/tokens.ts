@@ -12,6 +12,8 @@ export const USER_TOKEN_DEFAULT_DAYS = 7;
 export const PAIRED_TOKEN_DAYS = 30;
 // lastUsedAt is for people reading a token list; minute precision spares a write per request.
 const TOUCH_EVERY_MS = MINUTE;
+/** Tokens whose last touch this process remembers (oldest forgotten first). */
+const TOUCHED_MAX = 10_000;
 
 /** Who a bearer token speaks for. */
 export type TokenPrincipal =
@@ -37,6 +39,8 @@ export interface IssuedToken {
 }
 
 export class Tokens {
+  private readonly touched = new Map<string, number>();
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -70,7 +74,12 @@ export class Tokens {
     if (row.expires_at !== null && now >= row.expires_at) {
       throw apiError("token_expired", "the bearer token has expired");
     }
-    if (row.last_used_at === null || now - row.last_used_at >= TOUCH_EVERY_MS) {
+    // The row may lag this process's own touches (50 calls at once all read null): the latest
+    // one made here counts too, so a burst of calls writes the row once, not once per call.
+    const touched = Math.max(row.last_used_at ?? -Infinity, this.touched.get(row.id) ?? -Infinity);
+    if (now - touched >= TOUCH_EVERY_MS) {
+      this.touched.set(row.id, now);
+      if (this.touched.size > TOUCHED_MAX) this.touched.delete(this.touched.keys().next().value ?? row.id);
       await this.db.updateTable("tokens").set({ last_used_at: now }).where("id", "=", row.id).execute();
     }
     return toPrincipal(row);
