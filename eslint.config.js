@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", "test-artifacts/", "src/executor/workers/**", "src/**/*.thread.js", "src/web/assets/**", "src/web/sdk/**"] },
+  { ignores: ["node_modules/", "data/", "test-artifacts/", "src/executor/workers/**", "src/**/*.thread.js", "src/web/assets/**", "src/web/sdk/**", "test/fixtures/npm/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

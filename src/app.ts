@@ -39,6 +39,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
+    await ctx.builds.close();
     // Mail under way finishes writing its outbox row before the store closes.
     await ctx.mailer.settled();
     ctx.mailer.close();
@@ -51,5 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   registerJobs(ctx);
   await http.ready();
   if (deps.background !== false) ctx.scheduler.start();
+  // Builds run whether or not timers do: a write kicks the runner, and so does a restart.
+  ctx.builds.runner.start();
   return { http, ctx, routes, reaper };
 }

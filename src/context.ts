@@ -16,6 +16,7 @@ import { AppTransfer } from "./domain/teams/transfer.ts";
 import { Versions } from "./domain/versions/versions.ts";
 import { Snapshots } from "./domain/snapshots/snapshots.ts";
 import { Copies } from "./domain/copies/copies.ts";
+import { Builds } from "./domain/builds/builds.ts";
 import { Templates } from "./domain/templates/templates.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
@@ -115,6 +116,8 @@ export interface AppContext {
   copies: Copies;
   /** Captures of an app's KV and blobs, restored with a revision's code (content-addressed). */
   snapshots: Snapshots;
+  /** Builds of modules that import npm packages: accepted from writes, run from the builds table. */
+  builds: Builds;
   /** Every kept revision of an app: list, read, restore; pruned to the plan's version_history. */
   versions: Versions;
   /** Teams: accounts that own apps, and the people in them with their roles. */
@@ -164,7 +167,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     dataDir: deps.config.dataDir,
     processes: deps.config.executors,
     freeProcesses: deps.config.freeExecutors,
-    code: appCodeSource(apps),
+    code: appCodeSource(apps, db),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     storage,
     log: diag,
@@ -212,11 +215,17 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const snapshots = new Snapshots(db, clock, apps, storage);
   const versions = new Versions(db, apps, secrets, snapshots, () => deps.config.baseUrl);
   const templates = new Templates(db, clock, apps, assets, () => deps.config.baseUrl);
+  const builds = new Builds(db, clock, apps, deps.config, () => deps.config.baseUrl, log, deps.background !== false);
+  apps.setBuilds(builds);
+  apps.events.on(async (event) => {
+    if (event.type === "deleted") await builds.cancelForApp(event.appId);
+  });
   // Pruning never refuses a write: it follows each publish (a failure is logged by the events).
   apps.events.on(async (event) => {
     if (event.type === "published") await versions.prune(event.appId);
   });
   return {
+    builds,
     versions,
     snapshots,
     copies: new Copies(db, clock, apps, assets, secrets, templates, () => deps.config.baseUrl),
@@ -269,14 +278,28 @@ function appSecrets(apps: Apps, secrets: Secrets): SecretsSource {
   };
 }
 
-/** The executor loads code by (app, revision) from the apps service. */
-function appCodeSource(apps: Apps): CodeSource {
+/**
+ * The executor loads code by (app, revision) from the apps service: the module as written, or
+ * the bundle a build made of it when it imports npm packages. Any `node:` import needs workerd's
+ * nodejs_compat in the app's isolate.
+ */
+function appCodeSource(apps: Apps, db: Kysely<Database>): CodeSource {
   return {
     async load(appId, revision) {
       const code = await apps.codeAt(appId, revision);
       if (code === null) return null;
+      let module = code.module;
+      // The write's parse allowed only listed built-ins; any mention turns the flag on (harmless if spurious).
+      let nodeCompat = code.module.includes('"node:') || code.module.includes("'node:");
+      if (code.buildDigest !== null) {
+        const bundle = await db.selectFrom("build_bundles").select(["bundle", "node_builtins"]).where("input_digest", "=", code.buildDigest).executeTakeFirst();
+        if (bundle === undefined) throw new Error(`the bundle ${code.buildDigest} of revision ${revision} of app ${appId} is missing`);
+        module = bundle.bundle;
+        nodeCompat = Number(bundle.node_builtins) > 0;
+      }
       return {
-        module: code.module,
+        nodeCompat,
+        module,
         imports: [...code.manifest.capabilities.imports],
         origins: [...code.manifest.capabilities.origins],
         routes: code.manifest.routes,

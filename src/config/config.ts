@@ -27,6 +27,18 @@ export interface Config {
   secretsKey: string | null;
   /** Log level for pino. */
   logLevel: string;
+  /** Where builds resolve `npm:` imports (DECISIONS §10). */
+  npm: {
+    registryUrl: string;
+    /** Sent only to the registry's own origin. */
+    token: string | null;
+    /** Versions published less than this long ago are passed over (0: any). */
+    minReleaseAgeMs: number;
+  };
+  /** How long a build job's lease lasts before another instance may take it over. */
+  buildLeaseMs: number;
+  /** The wait before a build retries after the registry could not be reached (doubled each time). */
+  buildRetryMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -58,7 +70,25 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: nonEmpty(env.SMTP_URL),
     secretsKey,
     logLevel: env.LOG_LEVEL ?? "info",
+    npm: {
+      registryUrl: registryUrl(nonEmpty(env.NPM_REGISTRY_URL) ?? "https://registry.npmjs.org/"),
+      token: nonEmpty(env.NPM_TOKEN),
+      minReleaseAgeMs: integer(env, "NPM_MIN_RELEASE_AGE", 0, 0, 365 * 24 * 3600) * 1000,
+    },
+    buildLeaseMs: integer(env, "BUILD_LEASE_MS", 30_000, 100, 3_600_000),
+    buildRetryMs: integer(env, "BUILD_RETRY_MS", 2_000, 10, 600_000),
   };
+}
+
+function registryUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`NPM_REGISTRY_URL must be an http(s) URL, got ${raw}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new ConfigError(`NPM_REGISTRY_URL must be an http(s) URL, got ${raw}`);
+  return url.href;
 }
 
 function nonEmpty(value: string | undefined): string | null {

@@ -28,6 +28,8 @@ export interface RouteSpec {
 /** What the executor needs of one app revision. */
 export interface AppCode {
   module: string;
+  /** The module imports `node:` built-ins: its isolate runs with workerd's nodejs_compat. */
+  nodeCompat?: boolean;
   imports: string[];
   /** Exact `https://host[:port]` origins the app may fetch (manifest.capabilities.origins). */
   origins: string[];

@@ -59,6 +59,7 @@ import teams from "./teams/teams.ts";
 import transferApp from "./teams/transferApp.ts";
 import versions from "./versions/versions.ts";
 import copies from "./copies/copies.ts";
+import getBuild from "./builds/getBuild.ts";
 import templateListing from "./templates/listing.ts";
 import publishedTemplates from "./templates/published.ts";
 
@@ -77,6 +78,7 @@ const routes: RouteModule[] = [
   listTokens,
   deleteToken,
   createApp,
+  getBuild,
   listApps,
   getAppPage,
   getCanonicalPage,

@@ -13,6 +13,7 @@ import { AppEvents, type AppEvent } from "./events.ts";
 import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
 import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
+import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./build-seam.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
 import { bumpRevision, commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
@@ -43,10 +44,25 @@ export interface CreateResult extends WriteResult {
   pairing: BoundPairing | null;
 }
 
+/** A write that needs a build answers with the build instead (202). */
+export type Deferrable<T> = T | { deferred: BuildDeferred };
+
+/** How an update came to be, for its build (spec: the build status's intent). */
+export interface UpdateOptions {
+  ifMatch?: string;
+  /** Runs in the same transaction after the new revision is stored (a restore's data). */
+  within?: (trx: Kysely<Database>) => Promise<void>;
+  intent?: BuildIntent;
+  /** The revision whose exact npm versions unchanged ranges keep (a restore's); the current one when omitted. */
+  lockFrom?: number;
+}
+
 /** The source of one revision plus its manifest: what the executor loads. */
 export interface ActiveCode extends SourceBundle {
   revision: number;
   manifest: Manifest;
+  /** The bundle it runs when its module imports npm packages (build_bundles' digest). */
+  buildDigest: string | null;
 }
 
 /**
@@ -56,6 +72,7 @@ export interface ActiveCode extends SourceBundle {
  */
 export class Apps {
   private pairing: PairingSeam | null = null;
+  private builds: BuildSeam | null = null;
   private readonly roleSources: RoleSource[] = [];
   /** Subscribe with `apps.events.on(listener)`: `published` after source writes, `deleted` after removal. */
   readonly events: AppEvents;
@@ -74,6 +91,31 @@ export class Apps {
   /** The pairing issue registers its implementation here (see PairingSeam). */
   setPairing(seam: PairingSeam): void {
     this.pairing = seam;
+  }
+
+  /** The builds service registers itself here (see BuildSeam). */
+  setBuilds(seam: BuildSeam): void {
+    this.builds = seam;
+  }
+
+  /**
+   * The source ready to store: as is when it imports no npm package, with its bundle's digest
+   * when that exact source was built before, or null when it needs a build first.
+   */
+  private async withBundle(prepared: PreparedSource): Promise<PreparedSource | null> {
+    if (prepared.imports.npm.length === 0) return prepared;
+    const digest = await this.buildSeam().bundled(prepared);
+    return digest === null ? null : { ...prepared, build: digest };
+  }
+
+  private buildSeam(): BuildSeam {
+    if (this.builds === null) throw apiError("app_build_unavailable", "this server does not build npm imports");
+    return this.builds;
+  }
+
+  /** Queues the build that will publish `request` (202). */
+  private async defer(request: BuildRequest): Promise<{ deferred: BuildDeferred }> {
+    return { deferred: { buildId: await this.buildSeam().accept(request), appId: request.appId, token: null } };
   }
 
 
@@ -132,13 +174,15 @@ export class Apps {
    * POST /app. Anonymous: a new unclaimed app, its one-time token, a 7-day expiry, and a bound
    * pairing when asked. A user: an upsert keyed by (user, manifest id); `pair`/`label` ignored.
    */
-  async create(actor: Actor, input: CreateInput): Promise<CreateResult> {
+  async create(actor: Actor, input: CreateInput): Promise<Deferrable<CreateResult>> {
     if (actor !== null && actor.kind !== "user") {
       throw apiError("unauthorized", `a ${actor.kind} token cannot create apps; send no token for an anonymous create, or a user token`);
     }
     const prepared = await prepareSource({ module: input.module, ui: input.ui, styles: input.styles });
-    if (actor === null) return this.createAnonymous(prepared, input);
-    return this.upsert(actor.userId, prepared);
+    const ready = await this.withBundle(prepared);
+    if (ready === null) return this.createLater(actor, prepared);
+    if (actor === null) return this.createAnonymous(ready, input);
+    return this.upsert(actor.userId, ready);
   }
 
   private async createAnonymous(prepared: PreparedSource, input: CreateInput): Promise<CreateResult> {
@@ -156,6 +200,57 @@ export class Apps {
     const app = newAppRecord({ id, ownerUserId: null, ownerHandle: null, claimedAt: null, expiresAt, now, manifest: prepared.manifest });
     await this.published(app, prepared);
     return { app, warnings: prepared.warnings, created: true, token, pairing };
+  }
+
+  /**
+   * A create that needs a build. The app's id is reserved now and its row written when the
+   * build publishes (spec: no runnable app until then); an anonymous creator gets the app's
+   * token now, with the build, since it is shown once. A user's upsert of an existing manifest
+   * id becomes an update of that app.
+   */
+  private async createLater(actor: Actor, prepared: PreparedSource): Promise<{ deferred: BuildDeferred }> {
+    if (actor?.kind === "user") {
+      const existing = await findOwnedByManifestId(this.db, actor.userId, prepared.manifest.id);
+      if (existing !== null) return this.defer({ intent: "update", appId: existing.id, actor, baseRevision: null, prepared, lockFrom: existing.revision });
+    }
+    const appId = randomUUID();
+    let token: string | null = null;
+    const buildId = await this.buildSeam().accept({ intent: "create", appId, actor, baseRevision: null, prepared, lockFrom: null }, async (trx) => {
+      if (actor === null) token = (await this.tokens.issue("app", { appId, ttlMs: UNCLAIMED_TTL_MS }, trx)).token;
+    });
+    return { deferred: { buildId, appId, token } };
+  }
+
+  /**
+   * Stores what a build made: the app row for a create, the next revision for an update (over
+   * `baseRevision` when the writer gave one). False when the app moved on or went away meanwhile.
+   * The builds service checks the writer's authority before calling this.
+   */
+  async publishBuilt(request: Omit<BuildRequest, "prepared"> & { prepared: PreparedSource; acceptedAt: number }): Promise<AppRecord | null> {
+    const { appId, actor, prepared } = request;
+    const now = this.clock.now();
+    if (request.intent === "create" && (await findApp(this.db, appId)) === null) {
+      const owner = actor?.kind === "user" ? actor.userId : null;
+      const expiresAt = owner === null ? request.acceptedAt + UNCLAIMED_TTL_MS : null;
+      try {
+        const app = await this.writeThenRead(appId, async (trx) => {
+          await insertApp(trx, { id: appId, ownerUserId: owner, claimedAt: owner === null ? null : now, expiresAt, now, prepared });
+          return true;
+        });
+        return app === null ? null : this.published(app, prepared);
+      } catch (error) {
+        // The user made an app with this manifest id meanwhile: the upsert overwrites it, as POST would.
+        if (!isUniqueViolation(error) || owner === null) throw error;
+        const existing = await findOwnedByManifestId(this.db, owner, prepared.manifest.id);
+        if (existing === null) return null;
+        return this.publishBuilt({ ...request, intent: "update", appId: existing.id, baseRevision: null });
+      }
+    }
+    const expected = request.baseRevision;
+    const app = await this.writeThenRead(appId, async (trx) =>
+      expected === null ? (await bumpRevision(trx, appId, now, prepared)) !== null : commitRevision(trx, appId, expected, now, prepared),
+    );
+    return app === null ? null : this.published(app, prepared);
   }
 
   private async upsert(userId: string, prepared: PreparedSource): Promise<CreateResult> {
@@ -188,13 +283,20 @@ export class Apps {
    * PUT /app/{id}: replaces the source; the manifest id cannot change; If-Match optional.
    * `within` runs in the same transaction after the new revision is stored (a restore's data).
    */
-  async update(id: string, actor: Actor, source: SourceBundle, ifMatch?: string, within?: (trx: Kysely<Database>) => Promise<void>): Promise<WriteResult> {
+  async update(id: string, actor: Actor, source: SourceBundle, options: UpdateOptions = {}): Promise<Deferrable<WriteResult>> {
+    const { ifMatch, within } = options;
     const { app } = await this.load(id, actor, "source:write");
     // PUT needs no precondition (last write wins), but one that is sent is honoured as on PATCH.
     const expected = ifMatch === undefined ? null : expectedRevision(ifMatch, undefined, app.revision, this.sourceUrl(id));
     if (expected !== null && expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
-    const prepared = await prepareSource(source);
-    assertSameManifestId(app.manifestId, prepared.manifest.id);
+    const source_ = await prepareSource(source);
+    assertSameManifestId(app.manifestId, source_.manifest.id);
+    const prepared = await this.withBundle(source_);
+    if (prepared === null) {
+      // Data restored with code must land in the code's transaction; a build cannot hold one open.
+      if (within !== undefined) throw apiError("version_not_restorable", "this revision's bundle is no longer kept; restore its code without the snapshot first, then the snapshot");
+      return this.defer({ intent: options.intent ?? "update", appId: id, actor, baseRevision: expected, prepared: source_, lockFrom: options.lockFrom ?? app.revision });
+    }
     const now = this.clock.now();
     const updated = await this.writeThenRead(id, async (trx) => {
       const stored = expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : await commitRevision(trx, id, expected, now, prepared);
@@ -221,15 +323,17 @@ export class Apps {
    * caller read from a source response's ETag. A stale revision, or losing the race to another
    * writer of the same revision, is 412 `revision_mismatch` carrying the current ETag.
    */
-  async patchSource(id: string, actor: Actor, edits: SourceEdit[], precondition: { ifMatch?: string; expectedRevision?: number }): Promise<WriteResult> {
+  async patchSource(id: string, actor: Actor, edits: SourceEdit[], precondition: { ifMatch?: string; expectedRevision?: number }): Promise<Deferrable<WriteResult>> {
     const { app } = await this.load(id, actor, "source:write");
     const expected = expectedRevision(precondition.ifMatch, precondition.expectedRevision, app.revision, this.sourceUrl(id));
     checkEditsSize(edits);
     if (expected !== app.revision) throw revisionMismatch(this.sourceUrl(id), expected, app.revision);
     const current = await this.codeAt(id, app.revision);
     if (current === null) throw new Error(`app ${id} has no source for its revision ${app.revision}`);
-    const prepared = await prepareSource(applyEdits(current, edits));
-    assertSameManifestId(app.manifestId, prepared.manifest.id);
+    const edited = await prepareSource(applyEdits(current, edits));
+    assertSameManifestId(app.manifestId, edited.manifest.id);
+    const prepared = await this.withBundle(edited);
+    if (prepared === null) return this.defer({ intent: "update", appId: id, actor, baseRevision: expected, prepared: edited, lockFrom: app.revision });
     const updated = await this.writeThenRead(id, (trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
     if (updated === null) {
       const latest = await this.mustFind(id);

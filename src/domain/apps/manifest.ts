@@ -9,14 +9,7 @@ export type LiteralValue = string | number | boolean | null | LiteralValue[] | {
  * (DECISIONS §3), and checks the module has a default export with a `fetch` function.
  * Returns the manifest as plain data; validating it is validate-manifest.ts's job.
  */
-export function extractManifest(source: string): LiteralValue {
-  let program: Program;
-  try {
-    program = parse(source, { ecmaVersion: 2024, sourceType: "module" });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw apiError("invalid_module", `module does not parse as an ES module: ${message}`);
-  }
+export function extractManifest(source: string, program = parseModule(source)): LiteralValue {
   const declarations = topLevelDeclarations(program);
   const exports = exportedBindings(program);
 
@@ -38,13 +31,23 @@ export function extractManifest(source: string): LiteralValue {
   return manifest;
 }
 
+/** The module's syntax tree, with line and column of each node: 400 invalid_module if it does not parse. */
+export function parseModule(source: string): Program {
+  try {
+    return parse(source, { ecmaVersion: 2024, sourceType: "module", locations: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw apiError("invalid_module", `module does not parse as an ES module: ${message}`);
+  }
+}
+
 /**
  * The manifest's `{ … }` in a module `extractManifest` accepted: where a copy rewrites its id
  * and display name (manifest-rewrite.ts). Throws the same refusals for any other module.
  */
 export function manifestObject(source: string): ObjectExpression {
-  extractManifest(source);
-  const program = parse(source, { ecmaVersion: 2024, sourceType: "module" });
+  const program = parseModule(source);
+  extractManifest(source, program);
   const found = exportedBindings(program).get("manifest");
   const node = found === undefined ? undefined : found.kind === "expression" ? found.node : topLevelDeclarations(program).get(found.name);
   if (node?.type !== "ObjectExpression") throw apiError("invalid_manifest_schema", "manifest must be a literal object", { details: { path: "manifest" } });

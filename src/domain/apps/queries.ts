@@ -240,6 +240,9 @@ export async function bumpRevision(db: Db, id: string, now: number, prepared: Pr
 }
 
 async function insertVersion(db: Db, appId: string, revision: number, now: number, prepared: PreparedSource, manifest: string): Promise<void> {
+  // A module with npm imports runs only as its bundle; storing it without one would publish an
+  // app that fails at its first call.
+  if (prepared.imports.npm.length > 0 && prepared.build === undefined) throw new Error(`revision ${revision} of ${appId} imports npm packages but has no bundle`);
   await db
     .insertInto("app_versions")
     .values({
@@ -251,6 +254,7 @@ async function insertVersion(db: Db, appId: string, revision: number, now: numbe
       manifest,
       size_bytes: prepared.sizeBytes,
       created_at: now,
+      build_digest: prepared.build ?? null,
     })
     .execute();
 }
@@ -259,12 +263,19 @@ async function insertVersion(db: Db, appId: string, revision: number, now: numbe
 export async function findVersion(db: Db, appId: string, revision: number) {
   const row = await db
     .selectFrom("app_versions")
-    .select(["revision", "module", "ui", "styles", "manifest"])
+    .select(["revision", "module", "ui", "styles", "manifest", "build_digest"])
     .where("app_id", "=", appId)
     .where("revision", "=", revision)
     .executeTakeFirst();
   if (row === undefined) return null;
-  return { revision: Number(row.revision), module: row.module, ui: row.ui, styles: row.styles, manifest: JSON.parse(row.manifest) as Manifest };
+  return {
+    revision: Number(row.revision),
+    module: row.module,
+    ui: row.ui,
+    styles: row.styles,
+    manifest: JSON.parse(row.manifest) as Manifest,
+    buildDigest: row.build_digest,
+  };
 }
 
 /** Removes the app and every row it owns: tokens have no foreign key, the rest cascade. */

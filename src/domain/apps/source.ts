@@ -1,5 +1,6 @@
 import { apiError, recovery, type ErrorKind, type ShrinkField } from "../../errors/index.ts";
-import { extractManifest } from "./manifest.ts";
+import { scanImports, type ModuleImports } from "../builds/imports.ts";
+import { extractManifest, parseModule } from "./manifest.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { ManifestRename } from "./manifest-rewrite.ts";
 import { OffThread } from "../offthread/index.ts";
@@ -22,6 +23,10 @@ export interface PreparedSource {
   /** Non-blocking feedback: icon problems, UI calls to undeclared operations. */
   warnings: string[];
   sizeBytes: number;
+  /** Its `npm:` and `node:` imports: any npm import means a build before it can run. */
+  imports: ModuleImports;
+  /** The bundle it runs (build_bundles' input digest), once its npm imports are built. */
+  build?: string;
 }
 
 /**
@@ -48,13 +53,16 @@ export function prepareSourceNow(source: SourceBundle): PreparedSource {
   const uiBytes = source.ui === null ? 0 : capped(source.ui, "ui", "ui_too_large");
   // The spec names no kind for oversized styles; the generic size refusal with a shrink hint fits.
   const stylesBytes = source.styles === null ? 0 : capped(source.styles, "styles", "payload_too_large");
-  const { manifest, warnings } = validateManifest(extractManifest(source.module));
+  const program = parseModule(source.module);
+  const { manifest, warnings } = validateManifest(extractManifest(source.module, program));
+  const imports = scanImports(program);
   checkRouteSchemas(manifest.routes);
   return {
     source,
     manifest,
     warnings: [...warnings, ...checkUiCalls(source.ui, manifest)],
     sizeBytes: moduleBytes + uiBytes + stylesBytes,
+    imports,
   };
 }
 

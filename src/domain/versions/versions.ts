@@ -1,3 +1,4 @@
+import type { BuildDeferred } from "../apps/build-seam.ts";
 import type { Kysely } from "kysely";
 import { apiError, type Plan } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
@@ -113,7 +114,7 @@ export class Versions {
     revision: string,
     actor: Actor,
     o: { ifMatch?: string; expectedRevision?: number; force?: boolean; snapshot?: string },
-  ): Promise<RestoreResult> {
+  ): Promise<RestoreResult | { deferred: BuildDeferred }> {
     const { app } = await this.apps.load(appId, actor, "source:write");
     const n = parseRevision(revision);
     const expected = expectedRevision(o.ifMatch, o.expectedRevision, app.revision, `${uuidUrl(this.baseUrl(), app.id)}/source`);
@@ -135,9 +136,15 @@ export class Versions {
       app.id,
       actor,
       { module: code.module, ui: code.ui, styles: code.styles },
-      revisionEtag(expected),
-      snapshot === undefined ? undefined : async (trx) => void (changedKeys = await this.snapshots.restoreInto(trx, app.id, snapshot)),
+      {
+        ifMatch: revisionEtag(expected),
+        within: snapshot === undefined ? undefined : async (trx) => void (changedKeys = await this.snapshots.restoreInto(trx, app.id, snapshot)),
+        // A revision whose bundle is no longer kept is built again with the versions it ran.
+        intent: "restore",
+        lockFrom: n,
+      },
     );
+    if ("deferred" in written) return written;
     if (snapshot !== undefined) this.snapshots.restored(app.id, changedKeys);
     const unsetSecrets = await this.unsetSecrets(app.ownerUserId, app.manifestId, code.module);
     return { ...written, restoredFrom: n, unsetSecrets };

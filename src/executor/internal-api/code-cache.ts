@@ -5,6 +5,7 @@ import type { SecretsSource } from "./backends.ts";
 export interface CodeBundle {
   appId: string;
   module: string;
+  nodeCompat: boolean;
   /** The origins the app declared; the supervisor's Egress entrypoint allows only these. */
   origins: string[];
   vars: Record<string, string>;
@@ -14,7 +15,7 @@ export interface CodeBundle {
 export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number): Promise<CodeBundle | null> {
   const code = await cache.get(appId, revision);
   if (code === null) return null;
-  return { appId, module: code.module, origins: code.origins, vars: secrets === undefined ? {} : await secrets.forApp(appId) };
+  return { appId, module: code.module, nodeCompat: code.nodeCompat === true, origins: code.origins, vars: secrets === undefined ? {} : await secrets.forApp(appId) };
 }
 
 /**

@@ -177,6 +177,8 @@ class Channel {
   workerCode(caps, code) {
     return {
       compatibilityDate: this.env.COMPATIBILITY_DATE,
+      // Built-ins (node:buffer, node:events, …) only for modules that import them.
+      compatibilityFlags: code.nodeCompat ? ["nodejs_compat"] : [],
       mainModule: "brickyard-shim.js",
       modules: { "brickyard-shim.js": this.env.SHIM, "brickyard-kv-cache.js": this.env.KV_CACHE, "app.js": code.module },
       env: { CAPS: caps, VARS: code.vars ?? {} },

@@ -4,6 +4,8 @@ import { revisionEtag } from "../../domain/apps/urls.ts";
 import { clientIp, principalOf } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
+import { replyDeferred } from "../builds/reply.ts";
+import { BuildStatusResponse, PreferHeader } from "../builds/schemas.ts";
 import { CreateBody, CreateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
 
@@ -20,7 +22,8 @@ export default function createApp(app: App, ctx: AppContext): void {
         summary: "Create an app: anonymous (one-time per-app token, 7-day life) or an upsert by (user, manifest id)",
         security: [{}, { userToken: [] }, { session: [] }],
         body: CreateBody,
-        response: { 200: CreateResponse, 201: CreateResponse },
+        headers: PreferHeader,
+        response: { 200: CreateResponse, 201: CreateResponse, 202: BuildStatusResponse },
       },
     },
     async (request, reply) => {
@@ -30,6 +33,7 @@ export default function createApp(app: App, ctx: AppContext): void {
       }
       const { module, ui, styles, pair, label } = request.body;
       const result = await ctx.apps.create(actor, { module, ui: ui ?? null, styles: styles ?? null, pair, label });
+      if ("deferred" in result) return replyDeferred(ctx, request, reply, result.deferred, actor);
       const view = appView(ctx.config.baseUrl, result.app, result.warnings);
       void reply.header("ETag", revisionEtag(result.app.revision));
       return reply.status(result.created ? 201 : 200).send({

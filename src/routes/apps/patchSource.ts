@@ -2,6 +2,8 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
 import { principalOf } from "../../http/auth.ts";
+import { replyDeferred } from "../builds/reply.ts";
+import { BuildStatusResponse, PreferHeader } from "../builds/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams, PatchResponse } from "./schemas.ts";
 
@@ -23,7 +25,7 @@ export default function patchSource(app: App, ctx: AppContext): void {
         summary: "Apply exact-string edits to the source atomically against If-Match: \"N\"",
         security: [{ appToken: [] }, { userToken: [] }, { session: [] }],
         params: AppIdParams,
-        headers: Type.Object({ "if-match": Type.Optional(Type.String({ description: 'the revision in straight double quotes, e.g. "3"' })) }),
+        headers: Type.Object({ "if-match": Type.Optional(Type.String({ description: 'the revision in straight double quotes, e.g. "3"' })), ...PreferHeader.properties }),
         body: Type.Object(
           {
             edits: Type.Array(Edit, { minItems: 1 }),
@@ -31,7 +33,7 @@ export default function patchSource(app: App, ctx: AppContext): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: PatchResponse },
+        response: { 200: PatchResponse, 202: BuildStatusResponse },
       },
     },
     async (request, reply) => {
@@ -43,6 +45,7 @@ export default function patchSource(app: App, ctx: AppContext): void {
         edits.map((e) => ({ bucket: e.bucket as "module" | "ui" | "styles", old_string: e.old_string, new_string: e.new_string })),
         { ifMatch: request.headers["if-match"], expectedRevision: expected_revision },
       );
+      if ("deferred" in result) return replyDeferred(ctx, request, reply, result.deferred, actor);
       void reply.header("ETag", revisionEtag(result.app.revision));
       return { ok: true as const, id: result.app.id, revision: result.app.revision, ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}) };
     },

@@ -3,6 +3,8 @@ import type { AppContext } from "../../context.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
+import { replyDeferred } from "../builds/reply.ts";
+import { BuildStatusResponse, PreferHeader } from "../builds/schemas.ts";
 import { AppIdParams, UpdateBody, UpdateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
 
@@ -15,15 +17,19 @@ export default function updateApp(app: App, ctx: AppContext): void {
         summary: "Replace an app's source (a new revision); the manifest id cannot change",
         security: [{ appToken: [] }, { userToken: [] }, { session: [] }],
         params: AppIdParams,
-        headers: Type.Object({ "if-match": Type.Optional(Type.String({ description: 'optional: write only if the source is still at this revision, e.g. "3"' })) }),
+        headers: Type.Object({
+          "if-match": Type.Optional(Type.String({ description: 'optional: write only if the source is still at this revision, e.g. "3"' })),
+          ...PreferHeader.properties,
+        }),
         body: UpdateBody,
-        response: { 200: UpdateResponse },
+        response: { 200: UpdateResponse, 202: BuildStatusResponse },
       },
     },
     async (request, reply) => {
       const actor = await principalOf(ctx, request);
       const { module, ui, styles } = request.body;
-      const result = await ctx.apps.update(request.params.id, actor, { module, ui: ui ?? null, styles: styles ?? null }, request.headers["if-match"]);
+      const result = await ctx.apps.update(request.params.id, actor, { module, ui: ui ?? null, styles: styles ?? null }, { ifMatch: request.headers["if-match"] });
+      if ("deferred" in result) return replyDeferred(ctx, request, reply, result.deferred, actor);
       void reply.header("ETag", revisionEtag(result.app.revision));
       return appView(ctx.config.baseUrl, result.app, result.warnings);
     },

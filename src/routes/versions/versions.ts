@@ -1,3 +1,5 @@
+import { BuildStatusResponse } from "../builds/schemas.ts";
+import { replyDeferred } from "../builds/reply.ts";
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
 import type { AppContext } from "../../context.ts";
@@ -123,6 +125,7 @@ export default function versionRoutes(app: App, ctx: AppContext): void {
             warnings: Type.Optional(Type.Array(Type.String())),
           }),
           ]),
+          202: BuildStatusResponse,
         },
       },
     },
@@ -139,6 +142,7 @@ export default function versionRoutes(app: App, ctx: AppContext): void {
         ...(body.force === undefined ? {} : { force: body.force }),
         ...(body.snapshot === undefined ? {} : { snapshot: body.snapshot }),
       });
+      if ("deferred" in result) return replyDeferred(ctx, request, reply, result.deferred, actor);
       void reply.header("ETag", revisionEtag(result.app.revision));
       const warnings = [...result.warnings, ...result.unsetSecrets.map((name) => `the restored code reads secret ${name}, which is not set`)];
       return {

@@ -14,6 +14,7 @@ import * as m011 from "./011-teams.ts";
 import * as m012 from "./012-copies.ts";
 import * as m013 from "./013-templates.ts";
 import * as m014 from "./014-snapshots.ts";
+import * as m015 from "./015-builds.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -36,6 +37,7 @@ const steps: Record<string, Step> = {
   "012-copies": m012,
   "013-templates": m013,
   "014-snapshots": m014,
+  "015-builds": m015,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

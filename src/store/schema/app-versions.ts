@@ -10,4 +10,6 @@ export interface AppVersionsTable {
   /** UTF-8 bytes of module + ui + styles. */
   size_bytes: number;
   created_at: number;
+  /** The bundle this revision runs (build_bundles), when its module imports npm packages. */
+  build_digest: string | null;
 }

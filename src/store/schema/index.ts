@@ -3,6 +3,7 @@ import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-stor
 import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { AssetsTable } from "./assets.ts";
+import type { BuildBundlesTable, BuildsTable } from "./builds.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
@@ -26,6 +27,8 @@ export interface Database {
   tokens: TokensTable;
   apps: AppsTable;
   app_versions: AppVersionsTable;
+  builds: BuildsTable;
+  build_bundles: BuildBundlesTable;
   app_kv: AppKvTable;
   app_blobs: AppBlobsTable;
   app_storage_usage: AppStorageUsageTable;

@@ -1,0 +1,43 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../store/index.ts";
+import type { Actor } from "./access.ts";
+import type { PreparedSource } from "./source.ts";
+
+import type { BuildIntent } from "../../store/schema/builds.ts";
+
+export type { BuildIntent };
+
+/** A write that cannot publish until its `npm:` imports are bundled. */
+export interface BuildRequest {
+  intent: BuildIntent;
+  /** The app it publishes to; for a create, the id reserved for it. */
+  appId: string;
+  actor: Actor;
+  /** Publish only over this revision (compare-and-set); null: over whatever is current. */
+  baseRevision: number | null;
+  prepared: PreparedSource;
+  /** The revision whose exact versions unchanged ranges keep; null for none. */
+  lockFrom: number | null;
+  idempotencyKey?: string;
+}
+
+/**
+ * Where builds plug into the app lifecycle (like PairingSeam): the builds service implements
+ * it and registers it with `apps.setBuilds(…)`. Without one, a module with `npm:` imports is
+ * refused with `app_build_unavailable`.
+ */
+export interface BuildSeam {
+  /** The digest of a bundle already made for exactly this source, or null. */
+  bundled(prepared: PreparedSource): Promise<string | null>;
+  /** Queues a build; `within` runs in the same transaction (an anonymous create's token). Returns its id. */
+  accept(request: BuildRequest, within?: (trx: Kysely<Database>) => Promise<void>): Promise<string>;
+}
+
+/** A write answered with 202: the build that will publish it. */
+export interface BuildDeferred {
+  buildId: string;
+  /** The app it publishes to (reserved, for a create). */
+  appId: string;
+  /** Anonymous creates only: the per-app token, returned this once. */
+  token: string | null;
+}

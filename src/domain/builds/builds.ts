@@ -1,0 +1,197 @@
+import { createHash, randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import type { Clock } from "../../config/clock.ts";
+import { apiError } from "../../errors/index.ts";
+import type { Database } from "../../store/index.ts";
+import type { Actor } from "../apps/access.ts";
+import type { Apps } from "../apps/apps.ts";
+import type { BuildRequest, BuildSeam } from "../apps/build-seam.ts";
+import type { PreparedSource } from "../apps/source.ts";
+import { UUID } from "../ids.ts";
+import { BUILDER_VERSION, BuildPipeline } from "./pipeline.ts";
+import { activeCounts, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
+import { Registry } from "./registry.ts";
+import type { DirectLock } from "./resolve.ts";
+import { BuildRunner } from "./runner.ts";
+import { BUILD_DEADLINE_MS, buildStatus, INSPECTION_MS, type BuildStatus } from "./status.ts";
+
+/** Builds waiting or running at once, in all; anonymous writers may hold only part of them. */
+export const QUEUE_CAP = 200;
+export const ANONYMOUS_QUEUE_CAP = 50;
+/** The longest a request may hold its connection for `Prefer: wait=N`. */
+export const MAX_WAIT_SECONDS = 60;
+// Builds other instances finish are seen by re-reading at this pace while waiting.
+const WAIT_POLL_MS = 500;
+
+export interface BuildsConfig {
+  dataDir: string;
+  npm: { registryUrl: string; token: string | null; minReleaseAgeMs: number };
+  buildLeaseMs: number;
+  buildRetryMs: number;
+}
+
+/** The key a bundle is kept under: the builder's version and the module's exact text. */
+export function inputDigest(module: string): string {
+  return createHash("sha256").update(BUILDER_VERSION).update("\0").update(module).digest("hex");
+}
+
+/**
+ * Builds of modules that import npm packages (issue 17, DECISIONS §10): accepting them from app
+ * writes (the BuildSeam), their status, waiting for them, and the runner that does the work.
+ */
+export class Builds implements BuildSeam {
+  private readonly settledEvents = new EventEmitter();
+  readonly runner: BuildRunner;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly apps: Apps,
+    config: BuildsConfig,
+    private readonly baseUrl: () => string,
+    log: Logger,
+    poll: boolean,
+  ) {
+    this.settledEvents.setMaxListeners(0);
+    const registry = new Registry({ url: config.npm.registryUrl, minReleaseAgeMs: config.npm.minReleaseAgeMs, ...(config.npm.token === null ? {} : { token: config.npm.token }) });
+    this.runner = new BuildRunner(db, clock, apps, new BuildPipeline(registry, config.dataDir), { leaseMs: config.buildLeaseMs, retryMs: config.buildRetryMs, poll }, log, (id) =>
+      this.settledEvents.emit(id),
+    );
+  }
+
+  async bundled(prepared: PreparedSource): Promise<string | null> {
+    const digest = inputDigest(prepared.source.module);
+    const row = await this.db.selectFrom("build_bundles").select("input_digest").where("input_digest", "=", digest).executeTakeFirst();
+    return row === undefined ? null : digest;
+  }
+
+  /**
+   * Queues the build, superseding any the app has waiting or running (a newer write wins), in
+   * one transaction with `within`. A full queue is 503 `app_build_capacity`.
+   */
+  async accept(request: BuildRequest, within?: (trx: Kysely<Database>) => Promise<void>): Promise<string> {
+    const id = randomUUID();
+    const now = this.clock.now();
+    const prior = request.lockFrom === null ? null : await this.lockOf(request.appId, request.lockFrom);
+    await this.db.transaction().execute(async (trx) => {
+      const counts = await activeCounts(trx);
+      if (counts.all >= QUEUE_CAP || (request.actor === null && counts.anonymous >= ANONYMOUS_QUEUE_CAP)) {
+        throw apiError("app_build_capacity", "the build queue is full; retry in a minute");
+      }
+      await supersede(trx, request.appId, now);
+      await trx
+        .insertInto("builds")
+        .values({
+          id,
+          app_id: request.appId,
+          intent: request.intent,
+          state: "queued",
+          actor: JSON.stringify(request.actor),
+          base_revision: request.baseRevision,
+          module: request.prepared.source.module,
+          ui: request.prepared.source.ui,
+          styles: request.prepared.source.styles,
+          input_digest: inputDigest(request.prepared.source.module),
+          prior_lock: prior === null ? null : JSON.stringify(prior),
+          lock: null,
+          lock_digest: null,
+          error: null,
+          attempts: 0,
+          lease_holder: null,
+          lease_until: null,
+          revision: null,
+          accepted_at: now,
+          updated_at: now,
+          finished_at: null,
+          deadline: now + BUILD_DEADLINE_MS,
+          idempotency_key: request.idempotencyKey ?? null,
+        })
+        .execute();
+      if (within !== undefined) await within(trx);
+    });
+    this.runner.kick();
+    return id;
+  }
+
+  /** The exact versions a revision's bundle was made with, or null when it had none. */
+  private async lockOf(appId: string, revision: number): Promise<DirectLock | null> {
+    const row = await this.db
+      .selectFrom("app_versions")
+      .innerJoin("build_bundles", "build_bundles.input_digest", "app_versions.build_digest")
+      .select("build_bundles.lock")
+      .where("app_versions.app_id", "=", appId)
+      .where("app_versions.revision", "=", revision)
+      .executeTakeFirst();
+    return row === undefined ? null : (JSON.parse(row.lock) as { direct: DirectLock }).direct;
+  }
+
+  /**
+   * GET /api/v1/builds/{id}: readable by whoever may write the app; before a create publishes,
+   * by its writer (the same user, or the new app's token). Others get 404, as for no build.
+   */
+  async status(buildId: string, actor: Actor): Promise<BuildStatus> {
+    if (!UUID.test(buildId)) throw apiError("invalid_id", `${buildId} is not a build id (a UUID)`);
+    const row = await findBuild(this.db, buildId);
+    if (row === null) throw apiError("not_found", `no build ${buildId}`);
+    const app = await this.apps.get(row.app_id);
+    if (app !== null) {
+      await this.apps.load(row.app_id, actor, "source:write");
+    } else if (!sameWriter(actor, JSON.parse(row.actor) as Actor, row.app_id)) {
+      throw apiError("not_found", `no build ${buildId}`);
+    }
+    return buildStatus(row, this.clock.now(), this.baseUrl(), app?.revision ?? null);
+  }
+
+  /** The status once terminal, or after `seconds` (Prefer: wait=N), whichever comes first. */
+  async waitFor(buildId: string, actor: Actor, seconds: number): Promise<BuildStatus> {
+    const until = Date.now() + Math.min(seconds, MAX_WAIT_SECONDS) * 1000;
+    let status = await this.status(buildId, actor);
+    while (isActive(status.state) && Date.now() < until) {
+      await this.settled(buildId, Math.min(WAIT_POLL_MS, until - Date.now()));
+      status = await this.status(buildId, actor);
+    }
+    return status;
+  }
+
+  private settled(buildId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.settledEvents.off(buildId, done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.settledEvents.once(buildId, done);
+    });
+  }
+
+  /** The app is gone: its waiting and running builds end `canceled`. */
+  async cancelForApp(appId: string): Promise<void> {
+    const now = this.clock.now();
+    await this.db
+      .updateTable("builds")
+      .set({ state: "canceled", updated_at: now, finished_at: now, lease_holder: null, lease_until: null })
+      .where("app_id", "=", appId)
+      .where("state", "in", ACTIVE_STATES)
+      .execute();
+  }
+
+  /** Forgets finished builds once their status is no longer inspectable. */
+  async sweep(): Promise<number> {
+    const result = await this.db.deleteFrom("builds").where("finished_at", "<", this.clock.now() - INSPECTION_MS).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  close(): Promise<void> {
+    return this.runner.close();
+  }
+}
+
+/** Whether `actor` is the writer recorded on a build (or holds the token of the app it creates). */
+function sameWriter(actor: Actor, writer: Actor, appId: string): boolean {
+  if (actor === null) return false;
+  if (actor.kind === "user") return writer?.kind === "user" && writer.userId === actor.userId;
+  return actor.kind === "app" && actor.appId === appId;
+}

@@ -1,0 +1,69 @@
+import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DEFAULT_TUNING } from "../../executor/executor.ts";
+import { workerdBinary } from "../../executor/workerd-config.ts";
+import { BuildError } from "./build-error.ts";
+
+const CHECK_TIMEOUT_MS = 10_000;
+const STDERR_KEPT = 2_000;
+
+// The isolate imports the bundle (running its top level) and looks for default.fetch; it has no
+// network (no outbound service is bound), no storage and no bindings.
+const CHECK_MODULE = `import * as app from "./app.js";
+export default {
+  async test() {
+    if (typeof app.default?.fetch !== "function") throw new Error("the bundle has no default export with a fetch function");
+  },
+};
+`;
+
+/**
+ * Loads a bundle in a throwaway workerd (`workerd test`), apart from the executor pool, before it
+ * may publish: a bundle that throws at its top level, or lost its default export, fails the build
+ * here and not at its first call. Killed after 10 s, so a top level that never returns fails too.
+ */
+export async function loadCheck(bundle: string, nodeCompat: boolean, dir: string): Promise<void> {
+  const flags = nodeCompat ? `["nodejs_compat"]` : "[]";
+  await writeFile(join(dir, "app.js"), bundle);
+  await writeFile(join(dir, "check.js"), CHECK_MODULE);
+  await writeFile(
+    join(dir, "check.capnp"),
+    `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (services = [(name = "check", worker = .worker)]);
+const worker :Workerd.Worker = (
+  modules = [(name = "check.js", esModule = embed "check.js"), (name = "app.js", esModule = embed "app.js")],
+  compatibilityDate = "${DEFAULT_TUNING.compatibilityDate}",
+  compatibilityFlags = ${flags},
+);
+`,
+  );
+  const { code, stderr } = await run(workerdBinary(), ["test", join(dir, "check.capnp")]);
+  if (code !== 0) {
+    const reason = stderr
+      .split("\n")
+      .filter((line) => !/^workerd\/.*: (debug|info):/.test(line) || /uncaught|exception/i.test(line))
+      .join("\n")
+      .trim();
+    throw new BuildError("app_build_failed", `the bundle does not load: ${reason.slice(0, STDERR_KEPT) || (code === null ? "it did not finish loading within 10 s" : `workerd exited ${code}`)}`);
+  }
+}
+
+function run(binary: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), CHECK_TIMEOUT_MS);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      resolve({ code: -1, stderr: error.message });
+    });
+  });
+}
