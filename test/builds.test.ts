@@ -1,5 +1,8 @@
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { expectError, makeUser, manifestOf } from "./helpers/apps.ts";
+import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import type { ApiResponse } from "./helpers/client.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
@@ -123,5 +126,167 @@ import { greet } from "npm:greet@1.0.0";`,
     expect(done.error).toMatchObject({ kind: "app_build_failed", retryable: false, details: { specifier: "npm:greet@^9", line: 1 } });
     // Nothing was created.
     expectError(await server.client.post(`/app/${done.appId}/api/run`, {}, { token: res.body.token }), 404, "app_not_found");
+  });
+
+  it("a second write during a build supersedes the first; only the second publishes", async () => {
+    const app = await createAnonymousApp(server, "superseding");
+    const held = registry.hold();
+    const first = await server.client.put(`/app/${app.id}`, { module: npmModule("superseding", `import { greet } from "npm:greet@^1.0.0";`, `"first " + greet("a")`) }, { token: app.token });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    expect(first.body).toMatchObject({ intent: "update", appId: app.id, activeRevision: 1, sourceEtag: '"1"' });
+    await held.reached;
+    const second = await server.client.put(`/app/${app.id}`, { module: npmModule("superseding", `import { greet } from "npm:greet@^1.0.0";`, `"second " + greet("b")`) }, { token: app.token });
+    expect(second.status).toBe(202);
+    const firstNow = await server.client.get(new URL(first.body.statusUrl).pathname, { token: app.token });
+    expect(firstNow.body).toMatchObject({ state: "superseded" });
+    expect(firstNow.body.finishedAt).toEqual(expect.any(String));
+    held.release();
+    expect(await settle(server, second.body, app.token)).toMatchObject({ state: "published", revision: 2 });
+    expect((await server.client.get(new URL(first.body.statusUrl).pathname, { token: app.token })).body.state).toBe("superseded");
+    expect((await server.client.post(`/app/${app.id}/api/run`, {}, { token: app.token })).body).toEqual({ ok: true, value: "second hello, b (greet 1.2.0)" });
+  });
+
+  it("the registry down: the build retries, then fails app_build_unavailable (retryable) and the app keeps its revision", async () => {
+    const app = await createAnonymousApp(server, "offline");
+    registry.down = true;
+    try {
+      const res = await server.client.put(`/app/${app.id}`, { module: npmModule("offline", `import { greet } from "npm:greet@1";`, `greet("z")`) }, { token: app.token });
+      expect(res.status).toBe(202);
+      const done = await settle(server, res.body, app.token);
+      expect(done).toMatchObject({ state: "failed", attempts: 3, error: { kind: "app_build_unavailable", retryable: true } });
+    } finally {
+      registry.down = false;
+    }
+    const read = await server.client.get(`/app/${app.id}/source`, { token: app.token });
+    expect(read.body.revision).toBe(1);
+    expect((await server.client.post(`/app/${app.id}/api/hello`, {}, { token: app.token })).body).toEqual({ ok: true, value: { op: "hello" } });
+  });
+
+  it("refuses a tarball that does not match its integrity, a symlink out of a package, and one past 20 MiB", async () => {
+    const cases: [string, string, RegExp][] = [
+      ["mismatch", `import m from "npm:mismatch@1";`, /does not match its integrity/],
+      ["linky", `import l from "npm:linky@1";`, /data\.js/],
+      ["huge", `import h from "npm:huge@1";`, /20 MiB cap/],
+      ["throws-at-load", `import "npm:throws-at-load@1";`, /does not load.*refuses to load/s],
+    ];
+    for (const [name, imports, message] of cases) {
+      const res = await server.client.post("/app", { module: npmModule(`bad-${name}`, imports, "1") });
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      const done = await settle(server, res.body, res.body.token);
+      expect(done.state, name).toBe("failed");
+      expect(done.error.kind, name).toBe("app_build_failed");
+      expect(done.error.message, name).toMatch(message);
+      expect(done.error.message).not.toContain("OUTSIDE THE PACKAGE");
+    }
+  });
+
+  it("never runs install scripts", async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "brickyard-marker-")), "ran");
+    process.env.BRICKYARD_POSTINSTALL_MARKER = marker;
+    const res = await server.client.post("/app", { module: npmModule("scripts", `import p from "npm:postinstall@1";`, "p.value") });
+    const done = await settle(server, res.body, res.body.token);
+    expect(done.state).toBe("published");
+    expect((await server.client.post(`/app/${done.appId}/api/run`, {}, { token: res.body.token })).body).toEqual({ ok: true, value: "installed without running scripts" });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("a writer who loses write access before publish publishes nothing: app_build_authority_lost", async () => {
+    const app = await createAnonymousApp(server, "claimed-meanwhile");
+    const user = await makeUser(server);
+    const held = registry.hold();
+    const res = await server.client.put(`/app/${app.id}`, { module: npmModule("claimed-meanwhile", `import { greet } from "npm:greet@1";`, `"lost " + greet("q")`) }, { token: app.token });
+    expect(res.status).toBe(202);
+    await held.reached;
+    // Claimed by a user: the app token that wrote the source no longer works.
+    expect((await server.client.post(`/app/${app.id}/claim`, { token: app.token }, { token: user.token })).status).toBe(200);
+    held.release();
+    const done = await settle(server, res.body, user.token);
+    expect(done).toMatchObject({ state: "failed", error: { kind: "app_build_authority_lost", retryable: false } });
+    expect((await server.client.get(`/app/${app.id}/source`, { token: user.token })).body.revision).toBe(1);
+  });
+
+  it("deleting the app cancels its build", async () => {
+    const user = await makeUser(server);
+    const created = await server.client.post("/app", { module: moduleSource(manifestOf("doomed")) }, { token: user.token });
+    const held = registry.hold();
+    const res = await server.client.put(`/app/${created.body.id}`, { module: npmModule("doomed", `import { greet } from "npm:greet@1";`, `"doomed " + greet("q")`) }, { token: user.token });
+    await held.reached;
+    expect((await server.client.delete(`/app/${created.body.id}`, { token: user.token })).status).toBe(200);
+    held.release();
+    expect((await settle(server, res.body, user.token)).state).toBe("canceled");
+  });
+
+  it("edits rebuild (PATCH answers 202); restoring a built revision publishes its bundle at once", async () => {
+    const user = await makeUser(server);
+    const created = await server.client.post("/app", { module: npmModule("editable", `import { greet } from "npm:greet@1";`, `"v1 " + greet("e")`) }, { token: user.token });
+    const id = (await settle(server, created.body, user.token)).appId;
+    const patched = await server.client.patch(
+      `/app/${id}/source`,
+      { edits: [{ bucket: "module", old_string: `"v1 "`, new_string: `"v2 "` }] },
+      { token: user.token, headers: { "if-match": '"1"' } },
+    );
+    expect(patched.status, JSON.stringify(patched.body)).toBe(202);
+    expect(await settle(server, patched.body, user.token)).toMatchObject({ state: "published", revision: 2, resolvedDependencies: { server: { greet: "1.2.0" } } });
+    expect((await server.client.post(`/app/${id}/api/run`, {}, { token: user.token })).body.value).toBe("v2 hello, e (greet 1.2.0)");
+    const restored = await server.client.post(`/app/${id}/versions/1/restore`, {}, { token: user.token, headers: { "if-match": '"2"' } });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    expect(restored.body).toMatchObject({ revision: 3, restoredFrom: 1 });
+    expect((await server.client.post(`/app/${id}/api/run`, {}, { token: user.token })).body.value).toBe("v1 hello, e (greet 1.2.0)");
+  });
+
+  it("a full queue refuses anonymous builds with 503 app_build_capacity; signed-in writers still get in", async () => {
+    const now = Date.now();
+    const rows = Array.from({ length: 50 }, (_, i) => ({
+      id: crypto.randomUUID(),
+      app_id: crypto.randomUUID(),
+      intent: "create" as const,
+      state: "queued" as const,
+      actor: "null",
+      base_revision: null,
+      module: `// filler ${i}`,
+      ui: null,
+      styles: null,
+      input_digest: "filler",
+      prior_lock: null,
+      lock: null,
+      lock_digest: null,
+      error: null,
+      attempts: 0,
+      // Held far into the future, so no runner takes them.
+      lease_holder: "test",
+      lease_until: now + 3_600_000,
+      revision: null,
+      accepted_at: now,
+      updated_at: now,
+      finished_at: null,
+      deadline: now + 3_600_000,
+      idempotency_key: null,
+    }));
+    await server.ctx.db.insertInto("builds").values(rows).execute();
+    try {
+      const module = npmModule("crowded", `import { greet } from "npm:greet@1";`, `"crowded " + greet("c")`);
+      expectError(await server.client.post("/app", { module }), 503, "app_build_capacity");
+      const user = await makeUser(server);
+      expect((await server.client.post("/app", { module }, { token: user.token })).status).toBe(202);
+    } finally {
+      await server.ctx.db.deleteFrom("builds").where("lease_holder", "=", "test").execute();
+    }
+  });
+
+  it("a build's status is readable only by who may write the app: 404 before the app exists, 403 after", async () => {
+    const held = registry.hold();
+    const res = await server.client.post("/app", { module: GREET.replace("ada", "eve") });
+    const path = new URL(res.body.statusUrl).pathname;
+    const stranger = await makeUser(server);
+    await held.reached;
+    expect((await server.client.get(path, { token: res.body.token })).status).toBe(200);
+    expectError(await server.client.get(path, { token: stranger.token }), 404, "not_found");
+    expectError(await server.client.get(path), 404, "not_found");
+    held.release();
+    expect((await settle(server, res.body, res.body.token)).state).toBe("published");
+    expectError(await server.client.get(path, { token: stranger.token }), 403, "forbidden");
+    expectError(await server.client.get(path), 403, "forbidden");
+    expectError(await server.client.get("/api/v1/builds/not-a-uuid", { token: res.body.token }), 400, "invalid_id");
+    expectError(await server.client.get(`/api/v1/builds/${crypto.randomUUID()}`, { token: res.body.token }), 404, "not_found");
   });
 });

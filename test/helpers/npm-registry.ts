@@ -29,7 +29,7 @@ export interface NpmRegistry {
   requests: RegistryRequest[];
   /** Answer every request 503 while true. */
   down: boolean;
-  /** Holds tarball answers until the returned function is called; resolves `reached` when one waits. */
+  /** Holds every answer until `release` is called; `reached` resolves when a request waits. */
   hold(): { reached: Promise<void>; release: () => void };
   /** A version's publication time (`time` of the full packument). */
   publishedAt(name: string, version: string, iso: string): void;
@@ -102,20 +102,23 @@ export async function startNpmRegistry(): Promise<NpmRegistry> {
       res.writeHead(503).end("down");
       return;
     }
-    const tgz = /^\/-\/(.+)-(\d+\.\d+\.\d+)\.tgz$/.exec(path);
-    if (tgz !== null) {
-      const found = versions.get(tgz[1] ?? "")?.find((v) => v.version === tgz[2]);
-      const send = () => (found === undefined ? res.writeHead(404).end() : res.writeHead(200, { "content-type": "application/octet-stream" }).end(found.tarball));
-      if (holding === null) send();
-      else {
-        holding.waiters.push(send);
-        holding.reached();
+    const answer = () => {
+      const tgz = /^\/-\/(.+)-(\d+\.\d+\.\d+)\.tgz$/.exec(path);
+      if (tgz !== null) {
+        const found = versions.get(tgz[1] ?? "")?.find((v) => v.version === tgz[2]);
+        if (found === undefined) res.writeHead(404).end();
+        else res.writeHead(200, { "content-type": "application/octet-stream" }).end(found.tarball);
+        return;
       }
-      return;
+      const doc = packument(path.slice(1));
+      if (doc === null) res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
+      else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(doc));
+    };
+    if (holding === null) answer();
+    else {
+      holding.waiters.push(answer);
+      holding.reached();
     }
-    const doc = packument(path.slice(1));
-    if (doc === null) res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
-    else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(doc));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
