@@ -41,8 +41,9 @@ export interface NpmRegistry {
  * `tar` from the folders in test/fixtures/npm (`name@version/`), plus packages built here that
  * cannot sit in the repository: `linky` (a symlink out of the package), `huge` (a tarball past
  * the 20 MiB cap). `mismatch`'s packument names an integrity its tarball does not have.
+ * `tarballsAt` points the packuments' tarball URLs at another registry (another origin).
  */
-export async function startNpmRegistry(): Promise<NpmRegistry> {
+export async function startNpmRegistry(options: { tarballsAt?: string } = {}): Promise<NpmRegistry> {
   const work = mkdtempSync(join(tmpdir(), "brickyard-npm-"));
   const versions = new Map<string, Version[]>();
   const times = new Map<string, string>();
@@ -89,7 +90,7 @@ export async function startNpmRegistry(): Promise<NpmRegistry> {
       name,
       "dist-tags": { latest: sorted[sorted.length - 1]?.version },
       versions: Object.fromEntries(
-        sorted.map((v) => [v.version, { ...v.manifest, dist: { tarball: `${base}-/${encodeURIComponent(name)}-${v.version}.tgz`, integrity: v.integrity } }]),
+        sorted.map((v) => [v.version, { ...v.manifest, dist: { tarball: `${options.tarballsAt ?? base}-/${encodeURIComponent(name)}-${v.version}.tgz`, integrity: v.integrity } }]),
       ),
       time: Object.fromEntries(sorted.map((v) => [v.version, times.get(`${name}@${v.version}`) ?? "2020-01-01T00:00:00.000Z"])),
     };
