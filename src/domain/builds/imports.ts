@@ -57,6 +57,8 @@ export function scanImports(program: Program): ModuleImports {
         : `a bare name resolves to nothing here; write npm:${specifier}@<version>`;
     throw unsupported(specifier, at, hint);
   });
+  // In the order the module wrote them: the first of two conflicting imports is the one kept.
+  npm.sort((a, b) => a.line - b.line || a.column - b.column);
   return { npm, node: [...node].sort() };
 }
 
@@ -90,7 +92,8 @@ function visit(root: Node, found: Found): void {
     const node = stack.pop();
     if (node === null || typeof node !== "object") continue;
     if (Array.isArray(node)) {
-      for (const child of node) stack.push(child);
+      // Reversed onto the stack, so nodes come off it in source order: the first bad import is the one named.
+      for (let i = node.length - 1; i >= 0; i--) stack.push(node[i]);
       continue;
     }
     const n = node as Node & { source?: Node | null; loc?: { start: Where } };
@@ -102,8 +105,7 @@ function visit(root: Node, found: Found): void {
         else if (n.type === "ImportExpression") throw apiError("app_build_unsupported", `import() of a computed specifier (line ${at.line}) can load nothing; import a literal npm:<name>@<version>`, { details: { line: at.line, column: at.column } });
       }
     }
-    for (const [key, value] of Object.entries(n)) {
-      if (key !== "loc" && value !== null && typeof value === "object") stack.push(value);
-    }
+    const children = Object.entries(n).filter(([key, value]) => key !== "loc" && value !== null && typeof value === "object");
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]?.[1]);
   }
 }
