@@ -17,6 +17,7 @@ import { Versions } from "./domain/versions/versions.ts";
 import { Snapshots } from "./domain/snapshots/snapshots.ts";
 import { Copies } from "./domain/copies/copies.ts";
 import { Builds } from "./domain/builds/builds.ts";
+import { Idempotency } from "./domain/idempotency/idempotency.ts";
 import { Templates } from "./domain/templates/templates.ts";
 import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
@@ -118,6 +119,8 @@ export interface AppContext {
   snapshots: Snapshots;
   /** Builds of modules that import npm packages: accepted from writes, run from the builds table. */
   builds: Builds;
+  /** The first answer to each Idempotency-Key of app writes, replayed for 24 hours. */
+  idempotency: Idempotency;
   /** Every kept revision of an app: list, read, restore; pruned to the plan's version_history. */
   versions: Versions;
   /** Teams: accounts that own apps, and the people in them with their roles. */
@@ -226,6 +229,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   });
   return {
     builds,
+    idempotency: new Idempotency(db, clock),
     versions,
     snapshots,
     copies: new Copies(db, clock, apps, assets, secrets, templates, () => deps.config.baseUrl),

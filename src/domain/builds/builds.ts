@@ -167,6 +167,11 @@ export class Builds implements BuildSeam {
     });
   }
 
+  /** Records the Idempotency-Key a write of this build came with (its status then says until when it replays). */
+  async noteIdempotencyKey(buildId: string, key: string): Promise<void> {
+    await this.db.updateTable("builds").set({ idempotency_key: key }).where("id", "=", buildId).execute();
+  }
+
   /** The app is gone: its waiting and running builds end `canceled`. */
   async cancelForApp(appId: string): Promise<void> {
     const now = this.clock.now();

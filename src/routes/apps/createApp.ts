@@ -4,8 +4,9 @@ import { revisionEtag } from "../../domain/apps/urls.ts";
 import { clientIp, principalOf } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
-import { replyDeferred } from "../builds/reply.ts";
-import { BuildStatusResponse, PreferHeader } from "../builds/schemas.ts";
+import { deferredResponse } from "../builds/reply.ts";
+import { BuildStatusResponse, IdempotencyHeaders } from "../builds/schemas.ts";
+import { idempotent } from "./idempotent.ts";
 import { CreateBody, CreateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
 
@@ -22,7 +23,7 @@ export default function createApp(app: App, ctx: AppContext): void {
         summary: "Create an app: anonymous (one-time per-app token, 7-day life) or an upsert by (user, manifest id)",
         security: [{}, { userToken: [] }, { session: [] }],
         body: CreateBody,
-        headers: PreferHeader,
+        headers: IdempotencyHeaders,
         response: { 200: CreateResponse, 201: CreateResponse, 202: BuildStatusResponse },
       },
     },
@@ -32,15 +33,20 @@ export default function createApp(app: App, ctx: AppContext): void {
         enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
       }
       const { module, ui, styles, pair, label } = request.body;
-      const result = await ctx.apps.create(actor, { module, ui: ui ?? null, styles: styles ?? null, pair, label });
-      if ("deferred" in result) return replyDeferred(ctx, request, reply, result.deferred, actor);
-      const view = appView(ctx.config.baseUrl, result.app, result.warnings);
-      void reply.header("ETag", revisionEtag(result.app.revision));
-      return reply.status(result.created ? 201 : 200).send({
-        ...view,
-        ...(result.token === null ? {} : { token: result.token }),
-        ...(result.app.expiresAt === null || result.token === null ? {} : { expiresAt: iso(result.app.expiresAt) }),
-        ...(result.pairing === null ? {} : { pairing: result.pairing }),
+      return idempotent(ctx, request, reply, actor, async () => {
+        const result = await ctx.apps.create(actor, { module, ui: ui ?? null, styles: styles ?? null, pair, label });
+        if ("deferred" in result) return deferredResponse(ctx, request, result.deferred, actor);
+        const view = appView(ctx.config.baseUrl, result.app, result.warnings);
+        return {
+          status: result.created ? 201 : 200,
+          etag: revisionEtag(result.app.revision),
+          body: {
+            ...view,
+            ...(result.token === null ? {} : { token: result.token }),
+            ...(result.app.expiresAt === null || result.token === null ? {} : { expiresAt: iso(result.app.expiresAt) }),
+            ...(result.pairing === null ? {} : { pairing: result.pairing }),
+          },
+        };
       });
     },
   );

@@ -3,8 +3,9 @@ import type { AppContext } from "../../context.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
-import { replyDeferred } from "../builds/reply.ts";
-import { BuildStatusResponse, PreferHeader } from "../builds/schemas.ts";
+import { deferredResponse } from "../builds/reply.ts";
+import { BuildStatusResponse, IdempotencyHeaders } from "../builds/schemas.ts";
+import { idempotent } from "./idempotent.ts";
 import { AppIdParams, UpdateBody, UpdateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
 
@@ -19,7 +20,7 @@ export default function updateApp(app: App, ctx: AppContext): void {
         params: AppIdParams,
         headers: Type.Object({
           "if-match": Type.Optional(Type.String({ description: 'optional: write only if the source is still at this revision, e.g. "3"' })),
-          ...PreferHeader.properties,
+          ...IdempotencyHeaders.properties,
         }),
         body: UpdateBody,
         response: { 200: UpdateResponse, 202: BuildStatusResponse },
@@ -28,10 +29,11 @@ export default function updateApp(app: App, ctx: AppContext): void {
     async (request, reply) => {
       const actor = await principalOf(ctx, request);
       const { module, ui, styles } = request.body;
-      const result = await ctx.apps.update(request.params.id, actor, { module, ui: ui ?? null, styles: styles ?? null }, { ifMatch: request.headers["if-match"] });
-      if ("deferred" in result) return replyDeferred(ctx, request, reply, result.deferred, actor);
-      void reply.header("ETag", revisionEtag(result.app.revision));
-      return appView(ctx.config.baseUrl, result.app, result.warnings);
+      return idempotent(ctx, request, reply, actor, async () => {
+        const result = await ctx.apps.update(request.params.id, actor, { module, ui: ui ?? null, styles: styles ?? null }, { ifMatch: request.headers["if-match"] });
+        if ("deferred" in result) return deferredResponse(ctx, request, result.deferred, actor);
+        return { status: 200, etag: revisionEtag(result.app.revision), body: appView(ctx.config.baseUrl, result.app, result.warnings) };
+      });
     },
   );
 }

@@ -21,11 +21,23 @@ export function currentStatus(ctx: AppContext, request: FastifyRequest, buildId:
  * A write answered with its build: 202, the status (with the new app's token for an anonymous
  * create, this once) and `Location` pointing at where to poll it.
  */
-export async function replyDeferred(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, deferred: BuildDeferred, actor: Actor) {
+export async function deferredResponse(ctx: AppContext, request: FastifyRequest, deferred: BuildDeferred, actor: Actor) {
+  const key = request.headers["idempotency-key"];
+  if (typeof key === "string") await ctx.builds.noteIdempotencyKey(deferred.buildId, key);
   // The writer reads its own build: an anonymous creator through the token it is given now.
   const reader: Actor = actor ?? (deferred.token === null ? null : { kind: "app", appId: deferred.appId });
   const status = await currentStatus(ctx, request, deferred.buildId, reader);
-  void reply.header("Location", status.statusUrl);
-  if (status.retryAfterSeconds !== undefined) void reply.header("Retry-After", String(status.retryAfterSeconds));
-  return reply.status(202).send({ ...status, ...(deferred.token === null ? {} : { token: deferred.token }) });
+  return {
+    status: 202,
+    body: { ...status, ...(deferred.token === null ? {} : { token: deferred.token }) },
+    etag: null,
+    headers: { location: status.statusUrl, ...(status.retryAfterSeconds === undefined ? {} : { "retry-after": String(status.retryAfterSeconds) }) },
+  };
+}
+
+/** As deferredResponse, sent. */
+export async function replyDeferred(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, deferred: BuildDeferred, actor: Actor) {
+  const response = await deferredResponse(ctx, request, deferred, actor);
+  for (const [name, value] of Object.entries(response.headers)) void reply.header(name, value);
+  return reply.status(202).send(response.body);
 }

@@ -55,3 +55,11 @@ export const BuildStatusResponse = Type.Object({
 export const PreferHeader = Type.Object({
   prefer: Type.Optional(Type.String({ description: "wait=N: answer when the build reaches a terminal state, or after N seconds (at most 60)" })),
 });
+
+/** `Prefer: wait=N` and `Idempotency-Key` (DECISIONS §10), on POST /app and PUT /app/{id}. */
+export const IdempotencyHeaders = Type.Object({
+  ...PreferHeader.properties,
+  "idempotency-key": Type.Optional(
+    Type.String({ maxLength: 200, description: "the same key with the same body answers with the first result for 24 hours; with another body, 409 idempotency_conflict" }),
+  ),
+});

@@ -15,6 +15,7 @@ import * as m012 from "./012-copies.ts";
 import * as m013 from "./013-templates.ts";
 import * as m014 from "./014-snapshots.ts";
 import * as m015 from "./015-builds.ts";
+import * as m016 from "./016-idempotency.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -38,6 +39,7 @@ const steps: Record<string, Step> = {
   "013-templates": m013,
   "014-snapshots": m014,
   "015-builds": m015,
+  "016-idempotency": m016,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

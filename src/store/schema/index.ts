@@ -4,6 +4,7 @@ import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { AssetsTable } from "./assets.ts";
 import type { BuildBundlesTable, BuildsTable } from "./builds.ts";
+import type { IdempotencyRecordsTable } from "./idempotency.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
@@ -29,6 +30,7 @@ export interface Database {
   app_versions: AppVersionsTable;
   builds: BuildsTable;
   build_bundles: BuildBundlesTable;
+  idempotency_records: IdempotencyRecordsTable;
   app_kv: AppKvTable;
   app_blobs: AppBlobsTable;
   app_storage_usage: AppStorageUsageTable;
