@@ -227,12 +227,14 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   apps.events.on(async (event) => {
     if (event.type === "published") await versions.prune(event.appId);
   });
+  const copies = new Copies(db, clock, apps, assets, secrets, templates, builds, () => deps.config.baseUrl);
+  builds.setCopyPublisher((input) => copies.publishBuilt(input));
   return {
     builds,
     idempotency: new Idempotency(db, clock),
     versions,
     snapshots,
-    copies: new Copies(db, clock, apps, assets, secrets, templates, () => deps.config.baseUrl),
+    copies,
     templates,
     shares,
     teams,

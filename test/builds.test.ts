@@ -261,6 +261,7 @@ import { greet } from "npm:greet@1.0.0";`,
       finished_at: null,
       deadline: now + 3_600_000,
       idempotency_key: null,
+      copy: null,
     }));
     await server.ctx.db.insertInto("builds").values(rows).execute();
     try {
@@ -288,5 +289,35 @@ import { greet } from "npm:greet@1.0.0";`,
     expectError(await server.client.get(path), 403, "forbidden");
     expectError(await server.client.get("/api/v1/builds/not-a-uuid", { token: res.body.token }), 400, "invalid_id");
     expectError(await server.client.get(`/api/v1/builds/${crypto.randomUUID()}`, { token: res.body.token }), 404, "not_found");
+  });
+
+  it("a copy of an app with npm imports is built (intent copy) with the source's versions; its data comes over when it publishes", async () => {
+    const user = await makeUser(server);
+    const module = `import { greet } from "npm:greet@^1.0.0";
+export const manifest = {
+  id: "copy-source",
+  capabilities: { imports: ["svc:storage/kv@1.0"] },
+  routes: { put: { access: "write" }, get: { access: "read" } },
+};
+export default {
+  async fetch(request, env) {
+    if (request.headers.get("x-svc-op") === "put") { await env.KV.set("who", "kept"); return Response.json({ ok: true, value: true }); }
+    return Response.json({ ok: true, value: greet(String(await env.KV.get("who"))) });
+  },
+};
+`;
+    const created = await settle(server, (await server.client.post("/app", { module }, { token: user.token })).body, user.token);
+    expect(created.state).toBe("published");
+    await server.client.post(`/app/${created.appId}/api/put`, {}, { token: user.token });
+    const copy = await server.client.post(`/app/${created.appId}/copy`, { manifest_id: "copy-target", include_data: true }, { token: user.token });
+    expect(copy.status, JSON.stringify(copy.body)).toBe(202);
+    expect(copy.body).toMatchObject({ intent: "copy" });
+    expect(copy.body.appId).not.toBe(created.appId);
+    const done = await settle(server, copy.body, user.token);
+    expect(done).toMatchObject({ state: "published", revision: 1, resolvedDependencies: { server: { greet: "1.2.0" } } });
+    const ran = await server.client.post(`/app/${done.appId}/api/get`, {}, { token: user.token });
+    expect(ran.body, JSON.stringify(ran.body)).toEqual({ ok: true, value: "hello, kept (greet 1.2.0)" });
+    const listed = (await server.client.get("/app", { token: user.token })).body.apps.find((a: { id: string }) => a.id === done.appId);
+    expect(listed).toMatchObject({ manifestId: "copy-target" });
   });
 });

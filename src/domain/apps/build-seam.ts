@@ -18,6 +18,10 @@ export interface BuildRequest {
   prepared: PreparedSource;
   /** The revision whose exact versions unchanged ranges keep; null for none. */
   lockFrom: number | null;
+  /** The app `lockFrom` is a revision of, when not `appId` (a copy's source). */
+  lockFromApp?: string;
+  /** A copy: what it carries over when it publishes. */
+  copy?: CopyPlan;
   idempotencyKey?: string;
 }
 
@@ -31,6 +35,13 @@ export interface BuildSeam {
   bundled(prepared: PreparedSource): Promise<string | null>;
   /** Queues a build; `within` runs in the same transaction (an anonymous create's token). Returns its id. */
   accept(request: BuildRequest, within?: (trx: Kysely<Database>) => Promise<void>): Promise<string>;
+}
+
+/** What a copy that needs a build carries over when it publishes (copies.ts). */
+export interface CopyPlan {
+  sourceAppId: string;
+  includeData: boolean;
+  copyKind: "app" | "template";
 }
 
 /** A write answered with 202: the build that will publish it. */

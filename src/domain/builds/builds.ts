@@ -14,7 +14,7 @@ import { BUILDER_VERSION, BuildPipeline } from "./pipeline.ts";
 import { activeCounts, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
 import { Registry } from "./registry.ts";
 import type { DirectLock } from "./resolve.ts";
-import { BuildRunner } from "./runner.ts";
+import { BuildRunner, type CopyPublisher } from "./runner.ts";
 import { BUILD_DEADLINE_MS, buildStatus, INSPECTION_MS, type BuildStatus } from "./status.ts";
 
 /** Builds waiting or running at once, in all; anonymous writers may hold only part of them. */
@@ -74,7 +74,7 @@ export class Builds implements BuildSeam {
   async accept(request: BuildRequest, within?: (trx: Kysely<Database>) => Promise<void>): Promise<string> {
     const id = randomUUID();
     const now = this.clock.now();
-    const prior = request.lockFrom === null ? null : await this.lockOf(request.appId, request.lockFrom);
+    const prior = request.lockFrom === null ? null : await this.lockOf(request.lockFromApp ?? request.appId, request.lockFrom);
     await this.db.transaction().execute(async (trx) => {
       const counts = await activeCounts(trx);
       if (counts.all >= QUEUE_CAP || (request.actor === null && counts.anonymous >= ANONYMOUS_QUEUE_CAP)) {
@@ -107,6 +107,7 @@ export class Builds implements BuildSeam {
           finished_at: null,
           deadline: now + BUILD_DEADLINE_MS,
           idempotency_key: request.idempotencyKey ?? null,
+          copy: request.copy === undefined ? null : JSON.stringify(request.copy),
         })
         .execute();
       if (within !== undefined) await within(trx);
@@ -165,6 +166,11 @@ export class Builds implements BuildSeam {
       const timer = setTimeout(done, ms);
       this.settledEvents.once(buildId, done);
     });
+  }
+
+  /** Copies publish through the copies service, which carries their data over (see CopyPublisher). */
+  setCopyPublisher(publisher: CopyPublisher): void {
+    this.runner.copyPublisher = publisher;
   }
 
   /** Records the Idempotency-Key a write of this build came with (its status then says until when it replays). */

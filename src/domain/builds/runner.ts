@@ -6,7 +6,9 @@ import { ApiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 import { can, type Actor } from "../apps/access.ts";
 import type { Apps } from "../apps/apps.ts";
-import { prepareSource } from "../apps/source.ts";
+import type { CopyPlan } from "../apps/build-seam.ts";
+import type { AppRecord } from "../apps/queries.ts";
+import { prepareSource, type PreparedSource } from "../apps/source.ts";
 import { BuildError } from "./build-error.ts";
 import { lockDigest, type BuildPipeline, type Stage } from "./pipeline.ts";
 import { claimNext, findBuild, nextClaimableAt, publishedRevision, updateHeld, type BuildRow } from "./queries.ts";
@@ -24,6 +26,9 @@ export interface RunnerOptions {
   poll: boolean;
 }
 
+/** Stores a built copy as a new app with what its plan carries over; null when it cannot (the source is gone). */
+export type CopyPublisher = (input: { appId: string; userId: string; prepared: PreparedSource; plan: CopyPlan }) => Promise<AppRecord | null>;
+
 /** A build whose lease this runner lost (superseded, canceled, or taken over): stop quietly. */
 class Abandoned extends Error {}
 
@@ -40,6 +45,7 @@ export class BuildRunner {
   private timer: NodeJS.Timeout | null = null;
   private wake: NodeJS.Timeout | null = null;
   private closed = false;
+  copyPublisher: CopyPublisher | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -171,6 +177,12 @@ export class BuildRunner {
    */
   private async publish(row: BuildRow): Promise<void> {
     const actor = JSON.parse(row.actor) as Actor;
+    const prepared = { ...(await prepareSource({ module: row.module, ui: row.ui, styles: row.styles })), build: row.input_digest };
+    if (row.copy !== null) {
+      if (this.copyPublisher === null || actor?.kind !== "user") throw new Error("a copy build without a copy publisher or a user");
+      const copy = await this.copyPublisher({ appId: row.app_id, userId: actor.userId, prepared, plan: JSON.parse(row.copy) as CopyPlan });
+      return this.finish(row, copy === null ? { state: "canceled" } : { state: "published", revision: copy.revision });
+    }
     const current = await this.apps.get(row.app_id);
     if (row.intent !== "create" || current !== null) {
       if (current === null) return this.finish(row, { state: "canceled" });
@@ -178,7 +190,6 @@ export class BuildRunner {
         throw new BuildError("app_build_authority_lost", "the writer can no longer write this app, so the build was not published");
       }
     }
-    const prepared = { ...(await prepareSource({ module: row.module, ui: row.ui, styles: row.styles })), build: row.input_digest };
     const app = await this.apps.publishBuilt({
       intent: row.intent,
       appId: row.app_id,
@@ -197,7 +208,7 @@ export class BuildRunner {
       error instanceof BuildError
         ? error
         : error instanceof ApiError
-          ? new BuildError("app_build_failed", error.message)
+          ? new BuildError(error.kind === "app_build_authority_lost" ? error.kind : "app_build_failed", error.message)
           : new BuildError("app_build_failed", "the build failed inside the service; it was logged");
     if (!(error instanceof BuildError) && !(error instanceof ApiError)) this.log.error({ err: error, buildId: row.id }, "build failed unexpectedly");
     const now = this.clock.now();

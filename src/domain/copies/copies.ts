@@ -7,7 +7,8 @@ import { can, type Actor } from "../apps/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { MANIFEST_ID_MAX, MANIFEST_ID_PATTERN } from "../apps/validate-manifest.ts";
 import { findOwnedByManifestId, insertApp, type AppRecord } from "../apps/queries.ts";
-import { prepareRenamed } from "../apps/source.ts";
+import type { BuildDeferred, BuildSeam, CopyPlan } from "../apps/build-seam.ts";
+import { prepareRenamed, type PreparedSource } from "../apps/source.ts";
 import { canonicalUrl } from "../apps/urls.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Templates } from "../templates/templates.ts";
@@ -52,10 +53,11 @@ export class Copies {
     private readonly assets: Assets,
     private readonly secrets: Secrets,
     private readonly templates: Templates,
+    private readonly builds: BuildSeam,
     private readonly baseUrl: () => string,
   ) {}
 
-  async copy(sourceId: string, userId: string, input: CopyInput): Promise<CopyResult> {
+  async copy(sourceId: string, userId: string, input: CopyInput): Promise<CopyResult | { deferred: BuildDeferred }> {
     const source = await this.apps.find(sourceId);
     const actor: Actor = { kind: "user", userId };
     if (source.ownerUserId === null) throw apiError("anon_not_remixable", "this app is unclaimed; only an app someone owns can be copied");
@@ -94,25 +96,25 @@ export class Copies {
     const revision = template?.publishedRevision ?? source.revision;
     const code = await this.apps.codeAt(source.id, revision);
     if (code === null) throw new Error(`app ${source.id} has no source for revision ${revision}`);
-    const prepared = await prepareRenamed(
+    const renamed = await prepareRenamed(
       { module: code.module, ui: code.ui, styles: code.styles },
       { ...(manifestId === code.manifest.id ? {} : { id: manifestId }), ...(input.display_name === undefined ? {} : { displayName: input.display_name }) },
     );
     const id = randomUUID();
-    const staged = input.include_data === true ? await this.stageData(source.id, id) : null;
-    const now = this.clock.now();
+    const plan: CopyPlan = { sourceAppId: source.id, includeData: input.include_data === true, copyKind };
+    // Renaming changes the module's text, so a copy of an app with npm imports has a bundle of
+    // its own to make (the same packages: the source revision's lock is kept). Its data, if it
+    // asked for it, comes over when that build publishes (spec: Copy response and build status).
+    const prepared = await this.bundled(renamed);
+    if (prepared === null) {
+      if (input.include_data === true) await this.stageData(source.id, null);
+      const buildId = await this.builds.accept({ intent: "copy", appId: id, actor, baseRevision: null, prepared: renamed, lockFrom: revision, lockFromApp: source.id, copy: plan });
+      return { deferred: { buildId, appId: id, token: null } };
+    }
     let copied: CopyResult["copiedData"];
     try {
-      await this.db.transaction().execute(async (trx) => {
-        await insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared, copiedFrom: source.id });
-        if (staged !== null) copied = await this.copyData(trx, source.id, id, staged, now);
-        if (copyKind === "template") await this.templates.recordBuilder(source.id, userId, trx);
-        if (key !== undefined) {
-          await trx.insertInto("copy_requests").values({ user_id: userId, source_app_id: source.id, idempotency_key: key, body_hash: bodyHash, app_id: id, created_at: now }).execute();
-        }
-      });
+      copied = await this.insertCopy(id, userId, prepared, plan, key === undefined ? null : { key, bodyHash });
     } catch (error) {
-      if (staged !== null) await this.assets.discard(staged);
       if (!isUniqueViolation(error)) throw error;
       // A concurrent request won: the same key (answer with its app) or the same manifest id.
       if (key !== undefined) {
@@ -125,6 +127,62 @@ export class Copies {
     const app = await this.apps.mustFind(id);
     await this.apps.events.emit({ type: "published", appId: id, revision: app.revision, warnings: prepared.warnings });
     return finish(app, copied);
+  }
+
+  /** The source with its bundle's digest when it has npm imports and that bundle exists; null when it must be built. */
+  private async bundled(prepared: PreparedSource): Promise<PreparedSource | null> {
+    if (prepared.imports.npm.length === 0) return prepared;
+    const digest = await this.builds.bundled(prepared);
+    return digest === null ? null : { ...prepared, build: digest };
+  }
+
+  /**
+   * The copy's app row, its data when the plan carries it, the template's builder count and the
+   * idempotency record, in one transaction: a crash leaves no copy or a whole one.
+   */
+  private async insertCopy(id: string, userId: string, prepared: PreparedSource, plan: CopyPlan, idempotency: { key: string; bodyHash: string } | null) {
+    const staged = plan.includeData ? await this.stageData(plan.sourceAppId, id) : null;
+    const now = this.clock.now();
+    let copied: CopyResult["copiedData"];
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await insertApp(trx, { id, ownerUserId: userId, claimedAt: now, expiresAt: null, now, prepared, copiedFrom: plan.sourceAppId });
+        if (staged !== null) copied = await this.copyData(trx, plan.sourceAppId, id, staged, now);
+        if (plan.copyKind === "template") await this.templates.recordBuilder(plan.sourceAppId, userId, trx);
+        if (idempotency !== null) {
+          await trx
+            .insertInto("copy_requests")
+            .values({ user_id: userId, source_app_id: plan.sourceAppId, idempotency_key: idempotency.key, body_hash: idempotency.bodyHash, app_id: id, created_at: now })
+            .execute();
+        }
+      });
+    } catch (error) {
+      if (staged !== null) await this.assets.discard(staged);
+      throw error;
+    }
+    return copied;
+  }
+
+  /**
+   * A copy whose build finished (the builds service calls this): stored with its data as any
+   * copy. Null when its source is gone meanwhile; the build then ends canceled.
+   */
+  async publishBuilt(input: { appId: string; userId: string; prepared: PreparedSource; plan: CopyPlan }): Promise<AppRecord | null> {
+    const source = await this.apps.get(input.plan.sourceAppId);
+    if (source === null) return null;
+    // Who may copy is decided again: access taken away while the copy was built takes the copy too.
+    const role = await this.apps.roleOf({ kind: "user", userId: input.userId }, source);
+    const mayRead =
+      can(role, "source:read") ||
+      (input.plan.copyKind === "template" && (await this.templates.publishedListing(source.id)) !== null) ||
+      (source.visibility === "public" && source.remixable);
+    if (!mayRead || (input.plan.includeData && !can(role, "source:write"))) {
+      throw apiError("app_build_authority_lost", "you can no longer copy this app (or its data), so the copy was not made");
+    }
+    await this.insertCopy(input.appId, input.userId, input.prepared, input.plan, null);
+    const app = await this.apps.mustFind(input.appId);
+    await this.apps.events.emit({ type: "published", appId: app.id, revision: app.revision, warnings: input.prepared.warnings });
+    return app;
   }
 
   /** PUT /app/{id}/remixable: the owner lets anyone copy the app while it is public. */
@@ -170,7 +228,10 @@ export class Copies {
   }
 
   /** Checks the 24 MiB cap on what would be carried, then writes the assets' bytes for the copy. */
-  private async stageData(sourceId: string, copyId: string): Promise<StagedAsset[]> {
+  private async stageData(sourceId: string, copyId: string): Promise<StagedAsset[]>;
+  /** With no copy id: only the cap check (a copy whose data comes over when its build publishes). */
+  private async stageData(sourceId: string, copyId: null): Promise<null>;
+  private async stageData(sourceId: string, copyId: string | null): Promise<StagedAsset[] | null> {
     const [kv, blobs, assets] = await Promise.all([
       this.db.selectFrom("app_kv").select(sql<number>`coalesce(sum(size), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
       this.db.selectFrom("app_blobs").select(sql<number>`coalesce(sum(size), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
@@ -183,7 +244,7 @@ export class Copies {
         recovery: recovery.shrink("payload", total, COPY_DATA_MAX_BYTES),
       });
     }
-    return this.assets.stageCopies(sourceId, copyId);
+    return copyId === null ? null : this.assets.stageCopies(sourceId, copyId);
   }
 
   /** KV values, blobs, their usage total and the staged assets' rows, inside the copy's transaction. */

@@ -4,6 +4,8 @@ import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
+import { replyDeferred } from "../builds/reply.ts";
+import { BuildStatusResponse } from "../builds/schemas.ts";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
@@ -42,12 +44,13 @@ export default function copyRoutes(app: App, ctx: AppContext): void {
             { additionalProperties: false },
           ),
         ),
-        response: { 200: CopyResponse },
+        response: { 200: CopyResponse, 202: BuildStatusResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const user = await requireUser(ctx, request);
       const result = await ctx.copies.copy(request.params.id, user.userId, request.body ?? {});
+      if ("deferred" in result) return replyDeferred(ctx, request, reply, result.deferred, user);
       const copy = result.app;
       return {
         ok: true as const,

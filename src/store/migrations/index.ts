@@ -16,6 +16,7 @@ import * as m013 from "./013-templates.ts";
 import * as m014 from "./014-snapshots.ts";
 import * as m015 from "./015-builds.ts";
 import * as m016 from "./016-idempotency.ts";
+import * as m017 from "./017-build-copies.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -40,6 +41,7 @@ const steps: Record<string, Step> = {
   "014-snapshots": m014,
   "015-builds": m015,
   "016-idempotency": m016,
+  "017-build-copies": m017,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

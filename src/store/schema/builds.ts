@@ -12,6 +12,8 @@ export interface BuildsTable {
   /** JSON of the writer's Actor (`null` for an anonymous create), checked again at publish. */
   actor: string;
   idempotency_key: string | null;
+  /** A copy's plan (JSON of CopyPlan): its source, whether data comes too; null for other intents. */
+  copy: string | null;
   /** The revision the publish replaces (compare-and-set); null for a create. */
   base_revision: number | null;
   module: string;
