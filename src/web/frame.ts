@@ -1,4 +1,5 @@
 import type { Manifest } from "../domain/apps/manifest-types.ts";
+import { pinnedCdnOrigins } from "../domain/apps/cdn-check.ts";
 import { escapeHtml } from "./html.ts";
 import { browserScript as script, scriptJson } from "./sdk/files.ts";
 
@@ -70,17 +71,6 @@ export function frameCsp(base: string, appId: string, nonce: string, reportToken
     `frame-ancestors ${origin}`,
     `report-uri ${origin}/app/${appId}/diag/report?t=${encodeURIComponent(reportToken)}`,
   ].join("; ");
-}
-
-// DECISIONS §10: versioned CDN URLs (`name@1.2.3`, scoped names too) are the only outside code.
-const PINNED_CDN = /https:\/\/(cdn\.jsdelivr\.net\/npm|unpkg\.com|esm\.sh)\/(?:@[a-z0-9._-]+\/)?[a-z0-9._-]+@\d+\.\d+\.\d+/gi;
-
-/** The CDN origins a `ui` loads pinned code from; they join the frame's script and style sources. */
-export function pinnedCdnOrigins(ui: string | null): string[] {
-  if (ui === null) return [];
-  const origins = new Set<string>();
-  for (const match of ui.matchAll(PINNED_CDN)) origins.add(new URL(match[0]).origin);
-  return [...origins].sort();
 }
 
 // The app's own source sits in a raw-text element; only a closing tag or a comment opener

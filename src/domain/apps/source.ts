@@ -1,5 +1,6 @@
 import { apiError, recovery, type ErrorKind, type ShrinkField } from "../../errors/index.ts";
 import { scanImports, type ModuleImports } from "../builds/imports.ts";
+import { checkCdnScripts } from "./cdn-check.ts";
 import { extractManifest, parseModule } from "./manifest.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { ManifestRename } from "./manifest-rewrite.ts";
@@ -53,6 +54,7 @@ export function prepareSourceNow(source: SourceBundle): PreparedSource {
   const uiBytes = source.ui === null ? 0 : capped(source.ui, "ui", "ui_too_large");
   // The spec names no kind for oversized styles; the generic size refusal with a shrink hint fits.
   const stylesBytes = source.styles === null ? 0 : capped(source.styles, "styles", "payload_too_large");
+  checkCdnScripts(source.ui);
   const program = parseModule(source.module);
   const { manifest, warnings } = validateManifest(extractManifest(source.module, program));
   const imports = scanImports(program);
