@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import type { ApiResponse } from "./helpers/client.ts";
+import { fillQueue } from "./helpers/builds.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -235,35 +236,7 @@ import { greet } from "npm:greet@1.0.0";`,
   });
 
   it("a full queue refuses anonymous builds with 503 app_build_capacity; signed-in writers still get in", async () => {
-    const now = Date.now();
-    const rows = Array.from({ length: 50 }, (_, i) => ({
-      id: crypto.randomUUID(),
-      app_id: crypto.randomUUID(),
-      intent: "create" as const,
-      state: "queued" as const,
-      actor: "null",
-      base_revision: null,
-      module: `// filler ${i}`,
-      ui: null,
-      styles: null,
-      input_digest: "filler",
-      prior_lock: null,
-      lock: null,
-      lock_digest: null,
-      error: null,
-      attempts: 0,
-      // Held far into the future, so no runner takes them.
-      lease_holder: "test",
-      lease_until: now + 3_600_000,
-      revision: null,
-      accepted_at: now,
-      updated_at: now,
-      finished_at: null,
-      deadline: now + 3_600_000,
-      idempotency_key: null,
-      copy: null,
-    }));
-    await server.ctx.db.insertInto("builds").values(rows).execute();
+    await fillQueue(server, 50, "null");
     try {
       const module = npmModule("crowded", `import { greet } from "npm:greet@1";`, `"crowded " + greet("c")`);
       expectError(await server.client.post("/app", { module }), 503, "app_build_capacity");

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { expectError, manifestOf } from "../helpers/apps.ts";
+import { expectError, makeUser, manifestOf } from "../helpers/apps.ts";
+import { fillQueue } from "../helpers/builds.ts";
 import type { ApiResponse } from "../helpers/client.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";
 import { startNpmRegistry, type NpmRegistry } from "../helpers/npm-registry.ts";
@@ -96,5 +97,18 @@ describeEachDialect("hostile: builds", (dialect) => {
     expect(registry.requests.some((r) => r.authorization === "Bearer registry-only-secret")).toBe(true);
     expect(tarballs.requests.length).toBeGreaterThan(0);
     expect(tarballs.requests.every((r) => r.authorization === undefined)).toBe(true);
+  });
+
+  it("one writer cannot fill the build queue: past 10 waiting builds it gets 503 app_build_capacity, others still get in", async () => {
+    const mallory = await makeUser(server);
+    const alice = await makeUser(server);
+    await fillQueue(server, 10, JSON.stringify({ kind: "user", userId: mallory.id }));
+    try {
+      const module = npmModule("flood", `import { greet } from "npm:greet@1";`, `"flood " + greet("f")`);
+      expectError(await server.client.post("/app", { module }, { token: mallory.token }), 503, "app_build_capacity");
+      expect((await server.client.post("/app", { module }, { token: alice.token })).status).toBe(202);
+    } finally {
+      await server.ctx.db.deleteFrom("builds").where("lease_holder", "=", "test").execute();
+    }
   });
 });

@@ -11,7 +11,7 @@ import type { BuildRequest, BuildSeam } from "../apps/build-seam.ts";
 import type { PreparedSource } from "../apps/source.ts";
 import { UUID } from "../ids.ts";
 import { BUILDER_VERSION, BuildPipeline } from "./pipeline.ts";
-import { activeCounts, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
+import { activeCounts, activeOf, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
 import { Registry } from "./registry.ts";
 import type { DirectLock } from "./resolve.ts";
 import { BuildRunner, type CopyPublisher } from "./runner.ts";
@@ -20,6 +20,8 @@ import { BUILD_DEADLINE_MS, buildStatus, INSPECTION_MS, type BuildStatus } from 
 /** Builds waiting or running at once, in all; anonymous writers may hold only part of them. */
 export const QUEUE_CAP = 200;
 export const ANONYMOUS_QUEUE_CAP = 50;
+/** Builds one writer (a user, an app token) may have waiting or running at once. */
+export const WRITER_QUEUE_CAP = 10;
 /** The longest a request may hold its connection for `Prefer: wait=N`. */
 export const MAX_WAIT_SECONDS = 60;
 // Builds other instances finish are seen by re-reading at this pace while waiting.
@@ -75,10 +77,15 @@ export class Builds implements BuildSeam {
     const id = randomUUID();
     const now = this.clock.now();
     const prior = request.lockFrom === null ? null : await this.lockOf(request.lockFromApp ?? request.appId, request.lockFrom);
+    const actor = JSON.stringify(bare(request.actor));
     await this.db.transaction().execute(async (trx) => {
       const counts = await activeCounts(trx);
       if (counts.all >= QUEUE_CAP || (request.actor === null && counts.anonymous >= ANONYMOUS_QUEUE_CAP)) {
         throw apiError("app_build_capacity", "the build queue is full; retry in a minute");
+      }
+      // One writer cannot fill the queue for everyone else.
+      if (request.actor !== null && (await activeOf(trx, actor)) >= WRITER_QUEUE_CAP) {
+        throw apiError("app_build_capacity", `you have ${WRITER_QUEUE_CAP} builds waiting or running; wait for one to finish`);
       }
       await supersede(trx, request.appId, now);
       await trx
@@ -88,7 +95,7 @@ export class Builds implements BuildSeam {
           app_id: request.appId,
           intent: request.intent,
           state: "queued",
-          actor: JSON.stringify(request.actor),
+          actor,
           base_revision: request.baseRevision,
           module: request.prepared.source.module,
           ui: request.prepared.source.ui,
@@ -198,6 +205,17 @@ export class Builds implements BuildSeam {
   close(): Promise<void> {
     return this.runner.close();
   }
+}
+
+/**
+ * The actor as a build stores it: who, without how they came (a principal also carries its
+ * token or session id), so one writer's builds compare equal whichever credential wrote them.
+ */
+function bare(actor: Actor): Actor {
+  if (actor === null) return null;
+  if (actor.kind === "user") return { kind: "user", userId: actor.userId };
+  if (actor.kind === "app") return { kind: "app", appId: actor.appId };
+  return { kind: "render", appId: actor.appId, userId: actor.userId };
 }
 
 /** Whether `actor` is the writer recorded on a build (or holds the token of the app it creates). */

@@ -33,6 +33,17 @@ export async function activeCounts(db: Db): Promise<{ all: number; anonymous: nu
   return { all, anonymous };
 }
 
+/** How many builds one writer (the JSON of its Actor) has waiting or running. */
+export async function activeOf(db: Db, actor: string): Promise<number> {
+  const row = await db
+    .selectFrom("builds")
+    .select((eb) => eb.fn.countAll<string | number>().as("n"))
+    .where("actor", "=", actor)
+    .where("state", "in", ACTIVE_STATES)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Marks every waiting or running build of the app `superseded` (a newer write came). */
 export async function supersede(db: Db, appId: string, now: number): Promise<void> {
   await db

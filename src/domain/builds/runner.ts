@@ -123,13 +123,30 @@ export class BuildRunner {
       if (this.clock.now() > Number(row.deadline)) throw new BuildError("app_build_expired", "the build did not finish before its deadline");
       const already = await publishedRevision(this.db, row);
       if (already !== null) return await this.finish(row, { state: "published", revision: already });
-      await this.build(row);
+      await this.beforeDeadline(row, this.build(row));
       await this.publish(row);
     } catch (error) {
       if (error instanceof Abandoned) return;
       await this.failed(row, error);
     } finally {
       clearInterval(heartbeat);
+    }
+  }
+
+  /**
+   * `work`, or app_build_expired when the build's deadline comes first. The work is left to
+   * finish on its own; its next step finds the build no longer active and stops (Abandoned).
+   */
+  private async beforeDeadline(row: BuildRow, work: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BuildError("app_build_expired", "the build did not finish before its deadline")), Math.max(0, Number(row.deadline) - this.clock.now()));
+    });
+    work.catch(() => undefined);
+    try {
+      await Promise.race([work, expired]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

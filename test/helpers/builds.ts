@@ -1,0 +1,37 @@
+import { randomUUID } from "node:crypto";
+import type { TestServer } from "./server.ts";
+
+/**
+ * Puts `count` queued builds by `actor` (the JSON of an Actor; "null" for anonymous) in the
+ * queue, leased far ahead so no runner takes them. Remove them by `lease_holder = 'test'`.
+ */
+export async function fillQueue(server: TestServer, count: number, actor: string): Promise<void> {
+  const now = Date.now();
+  const rows = Array.from({ length: count }, (_, i) => ({
+    id: randomUUID(),
+    app_id: randomUUID(),
+    intent: "create" as const,
+    state: "queued" as const,
+    actor,
+    base_revision: null,
+    module: `// filler ${i}`,
+    ui: null,
+    styles: null,
+    input_digest: "filler",
+    prior_lock: null,
+    lock: null,
+    lock_digest: null,
+    error: null,
+    attempts: 0,
+    lease_holder: "test",
+    lease_until: now + 3_600_000,
+    revision: null,
+    accepted_at: now,
+    updated_at: now,
+    finished_at: null,
+    deadline: now + 3_600_000,
+    idempotency_key: null,
+    copy: null,
+  }));
+  await server.ctx.db.insertInto("builds").values(rows).execute();
+}
