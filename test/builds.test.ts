@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -292,5 +292,29 @@ export default {
     expect(ran.body, JSON.stringify(ran.body)).toEqual({ ok: true, value: "hello, kept (greet 1.2.0)" });
     const listed = (await server.client.get("/app", { token: user.token })).body.apps.find((a: { id: string }) => a.id === done.appId);
     expect(listed).toMatchObject({ manifestId: "copy-target" });
+  });
+
+  it("the sweep drops bundles and cached tarballs no kept revision runs, and keeps the rest", async () => {
+    const cache = join(server.config.dataDir, "npm-cache");
+    const orphanFile = join(cache, `${"ab".repeat(64)}.tgz`);
+    writeFileSync(orphanFile, "stale");
+    utimesSync(orphanFile, new Date("2020-01-01"), new Date("2020-01-01"));
+    await server.ctx.db
+      .insertInto("build_bundles")
+      .values({ input_digest: "orphan", bundle: "export default {}", lock: JSON.stringify({ direct: {}, graph: {} }), lock_digest: "x", node_builtins: 0, size_bytes: 17, created_at: 0 })
+      .execute();
+    const tarballsBefore = readdirSync(cache).length;
+    const swept = await server.ctx.builds.sweep();
+    expect(swept.bundles).toBeGreaterThanOrEqual(1);
+    expect(swept.tarballs).toBe(1);
+    expect(existsSync(orphanFile)).toBe(false);
+    expect(readdirSync(cache).length).toBe(tarballsBefore - 1);
+    expect(await server.ctx.db.selectFrom("build_bundles").select("input_digest").where("input_digest", "=", "orphan").executeTakeFirst()).toBeUndefined();
+    // Every bundle a kept revision names is still there.
+    const used = await server.ctx.db.selectFrom("app_versions").select("build_digest").where("build_digest", "is not", null).execute();
+    expect(used.length).toBeGreaterThan(0);
+    for (const { build_digest } of used) {
+      expect(await server.ctx.db.selectFrom("build_bundles").select("input_digest").where("input_digest", "=", build_digest ?? "").executeTakeFirst()).toBeDefined();
+    }
   });
 });

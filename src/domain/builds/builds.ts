@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { Clock } from "../../config/clock.ts";
@@ -12,7 +14,7 @@ import type { PreparedSource } from "../apps/source.ts";
 import { UUID } from "../ids.ts";
 import { BUILDER_VERSION, BuildPipeline } from "./pipeline.ts";
 import { activeCounts, activeOf, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
-import { Registry } from "./registry.ts";
+import { Registry, sha512Of } from "./registry.ts";
 import type { DirectLock } from "./resolve.ts";
 import { BuildRunner, type CopyPublisher } from "./runner.ts";
 import { BUILD_DEADLINE_MS, buildStatus, INSPECTION_MS, type BuildStatus } from "./status.ts";
@@ -24,6 +26,8 @@ export const ANONYMOUS_QUEUE_CAP = 50;
 export const WRITER_QUEUE_CAP = 10;
 /** The longest a request may hold its connection for `Prefer: wait=N`. */
 export const MAX_WAIT_SECONDS = 60;
+/** How long a bundle (or tarball) no kept revision runs stays, for a source written again soon. */
+export const BUNDLE_GRACE_MS = 24 * 60 * 60 * 1000;
 // Builds other instances finish are seen by re-reading at this pace while waiting.
 const WAIT_POLL_MS = 500;
 
@@ -51,7 +55,7 @@ export class Builds implements BuildSeam {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly apps: Apps,
-    config: BuildsConfig,
+    private readonly config: BuildsConfig,
     private readonly baseUrl: () => string,
     log: Logger,
     poll: boolean,
@@ -196,10 +200,52 @@ export class Builds implements BuildSeam {
       .execute();
   }
 
-  /** Forgets finished builds once their status is no longer inspectable. */
-  async sweep(): Promise<number> {
-    const result = await this.db.deleteFrom("builds").where("finished_at", "<", this.clock.now() - INSPECTION_MS).executeTakeFirst();
-    return Number(result.numDeletedRows);
+  /**
+   * Forgets finished builds once their status is no longer inspectable, and bundles and cached
+   * tarballs no kept revision runs (after a day unused, so a source written again soon still
+   * publishes at once).
+   */
+  private get dataDir(): string {
+    return this.config.dataDir;
+  }
+
+  async sweep(): Promise<{ builds: number; bundles: number; tarballs: number }> {
+    const now = this.clock.now();
+    const builds = await this.db.deleteFrom("builds").where("finished_at", "<", now - INSPECTION_MS).executeTakeFirst();
+    const bundles = await this.db
+      .deleteFrom("build_bundles")
+      .where("created_at", "<", now - BUNDLE_GRACE_MS)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom("app_versions").select("app_versions.revision").whereRef("app_versions.build_digest", "=", "build_bundles.input_digest"))),
+      )
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom("builds").select("builds.id").whereRef("builds.input_digest", "=", "build_bundles.input_digest").where("builds.state", "in", ACTIVE_STATES))),
+      )
+      .executeTakeFirst();
+    return { builds: Number(builds.numDeletedRows), bundles: Number(bundles.numDeletedRows), tarballs: await this.sweepTarballs(now) };
+  }
+
+  /** Removes cached tarballs that no kept bundle was made from, once a day old. */
+  private async sweepTarballs(now: number): Promise<number> {
+    const kept = new Set<string>();
+    for (const row of await this.db.selectFrom("build_bundles").select("lock").execute()) {
+      const { graph } = JSON.parse(row.lock) as { graph: Record<string, string> };
+      for (const integrity of Object.values(graph)) {
+        const digest = sha512Of(integrity);
+        if (digest !== null) kept.add(`${digest.toString("hex")}.tgz`);
+      }
+    }
+    const dir = join(this.dataDir, "npm-cache");
+    let removed = 0;
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      if (kept.has(name)) continue;
+      const file = join(dir, name);
+      const info = await stat(file).catch(() => null);
+      if (info === null || info.mtimeMs > now - BUNDLE_GRACE_MS) continue;
+      await rm(file, { force: true });
+      removed++;
+    }
+    return removed;
   }
 
   close(): Promise<void> {
