@@ -295,6 +295,8 @@ export default {
   });
 
   it("the sweep drops bundles and cached tarballs no kept revision runs, and keeps the rest", async () => {
+    const kept = await server.client.post("/app", { module: GREET.replace("ada", "swept") });
+    expect((await settle(server, kept.body, kept.body.token)).state).toBe("published");
     const cache = join(server.config.dataDir, "npm-cache");
     const orphanFile = join(cache, `${"ab".repeat(64)}.tgz`);
     writeFileSync(orphanFile, "stale");

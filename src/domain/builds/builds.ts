@@ -215,11 +215,13 @@ export class Builds implements BuildSeam {
     const bundles = await this.db
       .deleteFrom("build_bundles")
       .where("created_at", "<", now - BUNDLE_GRACE_MS)
-      .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom("app_versions").select("app_versions.revision").whereRef("app_versions.build_digest", "=", "build_bundles.input_digest"))),
+      .where((eb) =>
+        eb.not(eb.exists(eb.selectFrom("app_versions").select("app_versions.revision").whereRef("app_versions.build_digest", "=", "build_bundles.input_digest"))),
       )
-      .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom("builds").select("builds.id").whereRef("builds.input_digest", "=", "build_bundles.input_digest").where("builds.state", "in", ACTIVE_STATES))),
+      .where((eb) =>
+        eb.not(
+          eb.exists(eb.selectFrom("builds").select("builds.id").whereRef("builds.input_digest", "=", "build_bundles.input_digest").where("builds.state", "in", ACTIVE_STATES)),
+        ),
       )
       .executeTakeFirst();
     return { builds: Number(builds.numDeletedRows), bundles: Number(bundles.numDeletedRows), tarballs: await this.sweepTarballs(now) };
