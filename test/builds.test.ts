@@ -319,4 +319,14 @@ export default {
       expect(await server.ctx.db.selectFrom("build_bundles").select("input_digest").where("input_digest", "=", build_digest ?? "").executeTakeFirst()).toBeDefined();
     }
   });
+
+  it("a build no runner started before its queue deadline (10 minutes) ends expired", async () => {
+    const user = await makeUser(server);
+    const actor = JSON.stringify({ kind: "user", userId: user.id });
+    const eleven = Date.now() - 11 * 60 * 1000;
+    const [id] = await fillQueue(server, 1, actor, { module: GREET, lease_holder: null, lease_until: null, accepted_at: eleven, updated_at: eleven, deadline: eleven + 30 * 60 * 1000 });
+    server.ctx.builds.runner.kick();
+    const res = await server.client.get(`/api/v1/builds/${id}`, { token: user.token, headers: { prefer: "wait=10" } });
+    expect(res.body).toMatchObject({ state: "expired", error: { kind: "app_build_expired", retryable: false } });
+  });
 });

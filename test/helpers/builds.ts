@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
+import type { Insertable } from "kysely";
+import type { BuildsTable } from "../../src/store/schema/builds.ts";
 import type { TestServer } from "./server.ts";
 
 /**
  * Puts `count` queued builds by `actor` (the JSON of an Actor; "null" for anonymous) in the
  * queue, leased far ahead so no runner takes them. Remove them by `lease_holder = 'test'`.
  */
-export async function fillQueue(server: TestServer, count: number, actor: string): Promise<void> {
+export async function fillQueue(server: TestServer, count: number, actor: string, overrides: Partial<Insertable<BuildsTable>> = {}): Promise<string[]> {
   const now = Date.now();
   const rows = Array.from({ length: count }, (_, i) => ({
     id: randomUUID(),
@@ -32,6 +34,8 @@ export async function fillQueue(server: TestServer, count: number, actor: string
     deadline: now + 3_600_000,
     idempotency_key: null,
     copy: null,
+    ...overrides,
   }));
   await server.ctx.db.insertInto("builds").values(rows).execute();
+  return rows.map((r) => r.id);
 }

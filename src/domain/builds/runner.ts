@@ -13,6 +13,7 @@ import { BuildError } from "./build-error.ts";
 import { lockDigest, type BuildPipeline, type Stage } from "./pipeline.ts";
 import { claimNext, findBuild, nextClaimableAt, publishedRevision, updateHeld, type BuildRow } from "./queries.ts";
 import type { DirectLock } from "./resolve.ts";
+import { QUEUE_DEADLINE_MS } from "./status.ts";
 
 /** Tries per build while the registry cannot be reached; then the build fails with that error. */
 export const MAX_ATTEMPTS = 3;
@@ -121,6 +122,10 @@ export class BuildRunner {
     heartbeat.unref();
     try {
       if (this.clock.now() > Number(row.deadline)) throw new BuildError("app_build_expired", "the build did not finish before its deadline");
+      // The claim counted this attempt: 1 means no runner started it before its queue deadline.
+      if (Number(row.attempts) === 1 && this.clock.now() > Number(row.accepted_at) + QUEUE_DEADLINE_MS) {
+        throw new BuildError("app_build_expired", "the build waited in the queue past its queue deadline; write the source again");
+      }
       const already = await publishedRevision(this.db, row);
       if (already !== null) return await this.finish(row, { state: "published", revision: already });
       await this.beforeDeadline(row, this.build(row));
