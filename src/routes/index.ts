@@ -60,6 +60,7 @@ import transferApp from "./teams/transferApp.ts";
 import versions from "./versions/versions.ts";
 import copies from "./copies/copies.ts";
 import getBuild from "./builds/getBuild.ts";
+import mcp from "./mcp/mcp.ts";
 import templateListing from "./templates/listing.ts";
 import publishedTemplates from "./templates/published.ts";
 
@@ -79,6 +80,7 @@ const routes: RouteModule[] = [
   deleteToken,
   createApp,
   getBuild,
+  mcp,
   listApps,
   getAppPage,
   getCanonicalPage,

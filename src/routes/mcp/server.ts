@@ -1,0 +1,83 @@
+import { McpServer, type CallToolResult, type McpRequestContext, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../../context.ts";
+import type { Principal } from "../../http/auth.ts";
+import { bindTools, invoke, lenientArgs, type ToolBinding } from "./invoke.ts";
+import { TOOLS, toolsFor } from "./tools.ts";
+
+/** What the route hands each MCP request's server: who calls, from where. */
+export interface McpCaller {
+  principal: Principal | null;
+  authorization?: string;
+  ip: string;
+  all: boolean;
+}
+
+const SERVER_INFO = { name: "brickyard", version: "1.0.0" };
+
+/**
+ * Builds the server for one MCP request (stateless: every request gets its own), offering the
+ * tools this caller may use. Tool bindings are computed once, from the OpenAPI document.
+ */
+export function mcpServerFactory(app: FastifyInstance, ctx: AppContext): (request: McpRequestContext) => McpServer {
+  let bindings: Map<string, ToolBinding> | null = null;
+  return (request) => {
+    bindings ??= new Map(bindTools(app, TOOLS).map((b) => [b.spec.name, b]));
+    const caller = request.authInfo?.extra?.caller as McpCaller;
+    const server = new McpServer(SERVER_INFO, {
+      instructions:
+        "Brickyard hosts small apps: an ES module exporting a literal `manifest` and `default.fetch`, plus an optional UI script. " +
+        `Create one with create_app, call its operations with call_operation. The authoring guide: ${ctx.config.baseUrl}/llms.txt`,
+    });
+    for (const spec of toolsFor(caller.principal !== null, caller.all)) {
+      const binding = bindings.get(spec.name);
+      if (binding === undefined) continue;
+      server.registerTool(spec.name, { description: spec.description, inputSchema: argsSchema(binding) }, async (args) =>
+        toolResult(await invoke(app, binding, args, caller)),
+      );
+    }
+    server.registerTool("get_setup", { description: "How to connect an agent to this service: MCP URL, setup page, docs, and how to pair with an account.", inputSchema: argsSchema(null) }, () =>
+      Promise.resolve(toolResult({ status: 200, body: setupOf(ctx.config.baseUrl) })),
+    );
+    return server;
+  };
+}
+
+/** The setup facts `get_setup` and the setup page give. */
+export function setupOf(baseUrl: string) {
+  return {
+    ok: true,
+    mcpUrl: `${baseUrl}/mcp`,
+    setupUrl: `${baseUrl}/mcp/setup`,
+    docs: `${baseUrl}/llms.txt`,
+    openapi: `${baseUrl}/.well-known/openapi.json`,
+    auth: "Send `Authorization: Bearer <token>`: a user token (svc_user_…) from pairing, or an app's own token (svc_app_…) from an anonymous create_app.",
+    pairing: "start_pairing gives a user code and URL for a person to approve; poll_pairing then returns a user token.",
+  };
+}
+
+/** A tool's answer: the route's JSON as structured content; a refusal is `isError` with the REST envelope. */
+function toolResult(result: { status: number; body: unknown }): CallToolResult {
+  const structured = result.body !== null && typeof result.body === "object" && !Array.isArray(result.body) ? (result.body as Record<string, unknown>) : { value: result.body };
+  return {
+    content: [{ type: "text", text: JSON.stringify(result.body) }],
+    structuredContent: structured,
+    ...(result.status >= 400 ? { isError: true } : {}),
+  };
+}
+
+/** Standard Schema over the route's JSON Schema: lenient here, since the route checks. */
+function argsSchema(binding: ToolBinding | null): StandardSchemaWithJSON<Record<string, unknown>> {
+  const schema = binding?.inputSchema ?? { type: "object", properties: {} };
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "brickyard",
+      validate: (value: unknown) => {
+        const args = lenientArgs(schema, value);
+        return args === null ? { issues: [{ message: "the arguments must be a JSON object" }] } : { value: args };
+      },
+      jsonSchema: { input: () => schema, output: () => schema },
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeUser, manifestOf, type FixtureUser } from "./helpers/apps.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+interface ToolClient {
+  listTools(): Promise<{ tools: { name: string; inputSchema: unknown }[] }>;
+  callTool(request: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever the tool answered
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+
+const MODULE = (greeting: string, id = "mcp-made") => `export const manifest = ${JSON.stringify(
+  manifestOf(id, ["hello", "boom"], { capabilities: { imports: ["svc:storage/kv@1.0"] } }),
+)};
+export default {
+  async fetch(request, env) {
+    const op = request.headers.get("x-svc-op");
+    if (op === "boom") throw new Error("boom from the app");
+    const input = await request.json().catch(() => ({}));
+    return Response.json({ ok: true, value: "${greeting}, " + (input.name ?? "nobody") });
+  },
+};
+`;
+
+async function connectV2(url: string, token?: string): Promise<ToolClient> {
+  const client = new ClientV2({ name: "test", version: "1.0.0" });
+  await client.connect(new TransportV2(new URL(url), { requestInit: { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+const clients: Record<string, (url: string, token?: string) => Promise<ToolClient>> = {
+  "v2 SDK client (current revision)": (url, token) => connectV2(url, token),
+  "v1 SDK client (2025 initialize handshake)": async (url, token) => {
+    const client = new ClientV1({ name: "test", version: "1.0.0" });
+    await client.connect(new TransportV1(new URL(url), { requestInit: { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } } }));
+    return client;
+  },
+};
+
+describe("MCP: POST /mcp", () => {
+  let server: TestServer;
+  let user: FixtureUser;
+  beforeAll(async () => {
+    server = await startServer();
+    user = await makeUser(server);
+  });
+  afterAll(async () => server.close());
+
+  for (const [index, [label, connect]] of Object.entries(clients).entries()) {
+    describe(label, () => {
+      it("lists at most 20 well-named tools; without a token only the anonymous four", async () => {
+        const anonymous = await connect(`${server.url}/mcp`);
+        expect((await anonymous.listTools()).tools.map((t) => t.name).sort()).toEqual(["create_app", "get_setup", "poll_pairing", "start_pairing"]);
+        await anonymous.close();
+        const client = await connect(`${server.url}/mcp`, user.token);
+        const tools = (await client.listTools()).tools;
+        expect(tools.length).toBeLessThanOrEqual(20);
+        for (const tool of tools) expect(tool.name).toMatch(/^[a-z0-9_]{1,40}$/);
+        expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["create_app", "edit_source", "call_operation", "get_diagnostics", "create_webhook", "update_webhook"]));
+        // The input schema is the route's own: create_app takes module, ui, styles.
+        expect(tools.find((t) => t.name === "create_app")?.inputSchema).toMatchObject({ type: "object", properties: { module: { type: "string" } }, required: ["module"] });
+        await client.close();
+        const all = await connect(`${server.url}/mcp?tools=all`, user.token);
+        expect((await all.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(["copy_app", "restore_version", "delete_app", "list_deliveries"]));
+        await all.close();
+      });
+
+      it("works as an agent would: create, edit, call, read diagnostics, webhook with a rotated secret", async () => {
+        const client = await connect(`${server.url}/mcp`, user.token);
+        const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolResult;
+        const created = await call("create_app", { module: MODULE("hello", `mcp-made-${index}`) });
+        expect(created.isError, JSON.stringify(created)).toBeFalsy();
+        const id = created.structuredContent?.id as string;
+        expect(created.structuredContent).toMatchObject({ ok: true, manifestId: `mcp-made-${index}`, revision: 1 });
+        const source = await call("get_source", { id });
+        expect(source.structuredContent?.revision).toBe(1);
+        const edited = await call("edit_source", { id, expected_revision: 1, edits: [{ bucket: "module", old_string: '"hello, "', new_string: '"howdy, "' }] });
+        expect(edited.structuredContent, JSON.stringify(edited)).toMatchObject({ ok: true, revision: 2 });
+        // An object sent as JSON text is taken as the object.
+        const ran = await call("call_operation", { id, operation: "hello", input: JSON.stringify({ name: "ada" }) });
+        expect(ran.structuredContent).toEqual({ ok: true, value: "howdy, ada" });
+        const boom = await call("call_operation", { id, operation: "boom", input: {} });
+        expect(boom.isError).toBe(true);
+        const diag = await call("get_diagnostics", { id });
+        expect(JSON.stringify(diag.structuredContent)).toContain("boom from the app");
+        const hook = await call("create_webhook", { appId: id, op: "hello", name: "incoming" });
+        expect(hook.isError, JSON.stringify(hook)).toBeFalsy();
+        const hookId = (hook.structuredContent?.webhook?.id ?? hook.structuredContent?.id) as string;
+        const firstSecret = JSON.stringify(hook.structuredContent).match(/whsec_[A-Za-z0-9_-]+|"secret":"([^"]+)"/)?.[0];
+        expect(firstSecret).toBeDefined();
+        const rotated = await call("update_webhook", { id: hookId, rotate_secret: true });
+        expect(rotated.isError, JSON.stringify(rotated)).toBeFalsy();
+        expect(JSON.stringify(rotated.structuredContent)).not.toContain(firstSecret);
+        await client.close();
+      });
+
+      it("a refusal is isError with the REST envelope: the same kind and recovery", async () => {
+        const client = await connect(`${server.url}/mcp`, user.token);
+        const bad = (await client.callTool({ name: "get_source", arguments: { id: "not-a-uuid" } })) as ToolResult;
+        expect(bad.isError).toBe(true);
+        expect(bad.structuredContent).toMatchObject({ ok: false, error: { kind: "invalid_id" } });
+        const missing = (await client.callTool({ name: "create_app", arguments: { module: "export default {}" } })) as ToolResult;
+        expect(missing.structuredContent).toMatchObject({ ok: false, error: { kind: "invalid_module" } });
+        await client.close();
+      });
+    });
+  }
+
+  it("HTTP: a bad token is 401, a foreign Origin 403, GET and DELETE 405; a cookie alone does not authenticate", async () => {
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+    const post = (headers: Record<string, string>) =>
+      fetch(`${server.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(init) });
+    const unauthorized = await post({ authorization: "Bearer svc_user_nope" });
+    expect(unauthorized.status).toBe(401);
+    expect(((await unauthorized.json()) as { error: { kind: string } }).error.kind).toBe("unauthorized");
+    const foreign = await post({ authorization: `Bearer ${user.token}`, origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as { error: { kind: string } }).error.kind).toBe("forbidden");
+    for (const method of ["GET", "DELETE"]) {
+      const res = await fetch(`${server.url}/mcp`, { method, headers: { authorization: `Bearer ${user.token}` } });
+      expect(res.status).toBe(405);
+      expect(((await res.json()) as { error: { kind: string } }).error.kind).toBe("method_not_allowed");
+    }
+    // A session cookie is ignored: the tools are the anonymous four.
+    const list = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", cookie: user.cookie },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }),
+    });
+    const text = await list.text();
+    expect(text).toContain("start_pairing");
+    expect(text).not.toContain("edit_source");
+  });
+
+  it("100 rapid call_operation calls never meet rate_limited", async () => {
+    const client = await connectV2(`${server.url}/mcp`, user.token);
+    const created = (await client.callTool({ name: "create_app", arguments: { module: MODULE("fast", "mcp-fast") } })) as ToolResult;
+    const id = created.structuredContent?.id as string;
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => client.callTool({ name: "call_operation", arguments: { id, operation: "hello", input: { name: `n${i}` } } }) as Promise<ToolResult>),
+    );
+    const refused = results.filter((r) => r.isError === true);
+    expect(refused.map((r) => r.structuredContent?.error?.kind)).toEqual([]);
+    await client.close();
+  });
+});
+
