@@ -61,6 +61,7 @@ import versions from "./versions/versions.ts";
 import copies from "./copies/copies.ts";
 import getBuild from "./builds/getBuild.ts";
 import mcp from "./mcp/mcp.ts";
+import appMcp from "./mcp/app-mcp.ts";
 import templateListing from "./templates/listing.ts";
 import publishedTemplates from "./templates/published.ts";
 
@@ -81,6 +82,7 @@ const routes: RouteModule[] = [
   createApp,
   getBuild,
   mcp,
+  appMcp,
   listApps,
   getAppPage,
   getCanonicalPage,

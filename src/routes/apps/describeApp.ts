@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
+import { visibleOperations } from "../../domain/apps/operations-view.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -53,15 +54,7 @@ export default function describeApp(app: App, ctx: AppContext): void {
         url: canonicalUrl(ctx.config.baseUrl, a),
         revision: a.revision,
         role,
-        // Viewers will see only `read` operations once shares exist; today every role sees all.
-        operations: Object.entries(a.manifest.routes).map(([id, r]) => ({
-          id,
-          title: r.title,
-          description: r.description,
-          access: r.access,
-          input: r.input,
-          output: r.output,
-        })),
+        operations: visibleOperations(a.manifest, role),
       };
     },
   );

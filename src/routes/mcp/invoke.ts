@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ToolSpec } from "./tools.ts";
 
-type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; type?: string | string[] };
+export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; type?: string | string[] };
 
 interface OpenApiOperation {
   summary?: string;
@@ -119,7 +119,10 @@ export function lenientArgs(schema: JsonSchema, value: unknown): Record<string, 
   if (value === undefined || value === null) return {};
   if (typeof value !== "object" || Array.isArray(value)) return null;
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+  // The schema may be an app's own (per-app MCP): read it defensively.
+  const properties = schema.properties !== null && typeof schema.properties === "object" ? schema.properties : {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (property === null || typeof property !== "object") continue;
     const wanted = property.type;
     const structured = wanted === "object" || wanted === "array" || (wanted === undefined && property.properties !== undefined);
     const given = out[name];

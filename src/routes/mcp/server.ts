@@ -1,46 +1,43 @@
 import { McpServer, type CallToolResult, type McpRequestContext, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
-import type { Principal } from "../../http/auth.ts";
-import { bindTools, invoke, lenientArgs, type ToolBinding } from "./invoke.ts";
+import type { McpCaller } from "./http.ts";
+import { bindTools, invoke, lenientArgs, type JsonSchema, type ToolBinding } from "./invoke.ts";
 import { TOOLS, toolsFor } from "./tools.ts";
 
-/** What the route hands each MCP request's server: who calls, from where. */
-export interface McpCaller {
-  principal: Principal | null;
-  authorization?: string;
-  ip: string;
-  all: boolean;
-}
 
-const SERVER_INFO = { name: "brickyard", version: "1.0.0" };
+export const SERVER_INFO = { name: "brickyard", version: "1.0.0" };
 
 /**
  * Builds the server for one MCP request (stateless: every request gets its own), offering the
  * tools this caller may use. Tool bindings are computed once, from the OpenAPI document.
  */
-export function mcpServerFactory(app: FastifyInstance, ctx: AppContext): (request: McpRequestContext) => McpServer {
-  let bindings: Map<string, ToolBinding> | null = null;
+export function mcpServerFactory(app: FastifyInstance, ctx: AppContext, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
   return (request) => {
-    bindings ??= new Map(bindTools(app, TOOLS).map((b) => [b.spec.name, b]));
-    const caller = request.authInfo?.extra?.caller as McpCaller;
+    const caller = request.authInfo?.extra?.caller as McpCaller & { all: boolean };
     const server = new McpServer(SERVER_INFO, {
       instructions:
         "Brickyard hosts small apps: an ES module exporting a literal `manifest` and `default.fetch`, plus an optional UI script. " +
         `Create one with create_app, call its operations with call_operation. The authoring guide: ${ctx.config.baseUrl}/llms.txt`,
     });
     for (const spec of toolsFor(caller.principal !== null, caller.all)) {
-      const binding = bindings.get(spec.name);
+      const binding = bindings().get(spec.name);
       if (binding === undefined) continue;
-      server.registerTool(spec.name, { description: spec.description, inputSchema: argsSchema(binding) }, async (args) =>
+      server.registerTool(spec.name, { description: spec.description, inputSchema: argsSchema(binding.inputSchema) }, async (args) =>
         toolResult(await invoke(app, binding, args, caller)),
       );
     }
-    server.registerTool("get_setup", { description: "How to connect an agent to this service: MCP URL, setup page, docs, and how to pair with an account.", inputSchema: argsSchema(null) }, () =>
+    server.registerTool("get_setup", { description: "How to connect an agent to this service: MCP URL, setup page, docs, and how to pair with an account.", inputSchema: argsSchema() }, () =>
       Promise.resolve(toolResult({ status: 200, body: setupOf(ctx.config.baseUrl) })),
     );
     return server;
   };
+}
+
+/** The tool bindings, computed once from the OpenAPI document on first use (routes are all registered by then). */
+export function lazyBindings(app: FastifyInstance): () => Map<string, ToolBinding> {
+  let bindings: Map<string, ToolBinding> | null = null;
+  return () => (bindings ??= new Map(bindTools(app, TOOLS).map((b) => [b.spec.name, b])));
 }
 
 /** The setup facts `get_setup` and the setup page give. */
@@ -57,7 +54,7 @@ export function setupOf(baseUrl: string) {
 }
 
 /** A tool's answer: the route's JSON as structured content; a refusal is `isError` with the REST envelope. */
-function toolResult(result: { status: number; body: unknown }): CallToolResult {
+export function toolResult(result: { status: number; body: unknown }): CallToolResult {
   const structured = result.body !== null && typeof result.body === "object" && !Array.isArray(result.body) ? (result.body as Record<string, unknown>) : { value: result.body };
   return {
     content: [{ type: "text", text: JSON.stringify(result.body) }],
@@ -67,8 +64,7 @@ function toolResult(result: { status: number; body: unknown }): CallToolResult {
 }
 
 /** Standard Schema over the route's JSON Schema: lenient here, since the route checks. */
-function argsSchema(binding: ToolBinding | null): StandardSchemaWithJSON<Record<string, unknown>> {
-  const schema = binding?.inputSchema ?? { type: "object", properties: {} };
+export function argsSchema(schema: JsonSchema = { type: "object", properties: {} }): StandardSchemaWithJSON<Record<string, unknown>> {
   return {
     "~standard": {
       version: 1,

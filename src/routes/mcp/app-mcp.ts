@@ -1,0 +1,67 @@
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import type { FastifyInstance } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import type { AppRole } from "../../domain/apps/access.ts";
+import { toolNames, visibleOperations } from "../../domain/apps/operations-view.ts";
+import type { AppRecord } from "../../domain/apps/queries.ts";
+import type { App } from "../../http/types.ts";
+import { answerMcp, mcpCaller, refuseSessionMethods, type McpCaller } from "./http.ts";
+import { invoke, type JsonSchema } from "./invoke.ts";
+import { argsSchema, lazyBindings, SERVER_INFO, toolResult } from "./server.ts";
+
+interface AppMcpRequest {
+  caller: McpCaller;
+  app: AppRecord;
+  role: AppRole;
+}
+
+/**
+ * `POST /app/{id}/mcp` (DECISIONS §11): the app's own operations as tools, one each, with the
+ * input schemas the app declared, shown as the caller's role may run them (a viewer sees only
+ * `read` operations; the app token sees all). Each call is `call_operation` of that operation.
+ */
+export default function appMcpRoutes(app: App, ctx: AppContext): void {
+  const root = app as unknown as FastifyInstance;
+  const bindings = lazyBindings(root);
+  const handler = createMcpHandler(
+    (request) => {
+      const { caller, app: record, role } = request.authInfo?.extra as unknown as AppMcpRequest;
+      const operations = visibleOperations(record.manifest, role);
+      const server = new McpServer(SERVER_INFO, {
+        instructions: `${record.displayName}${record.manifest.description === null ? "" : `: ${record.manifest.description}`}. Each tool runs one of this app's operations. ${ctx.config.baseUrl}/app/${record.id}/agent.json describes it.`,
+      });
+      const names = toolNames(operations.map((op) => op.id));
+      const call = bindings().get("call_operation");
+      if (call === undefined) throw new Error("call_operation has no route");
+      for (const op of operations) {
+        const schema = (op.input !== null && typeof op.input === "object" && !Array.isArray(op.input) ? op.input : { type: "object" }) as JsonSchema;
+        server.registerTool(
+          names.get(op.id) ?? op.id,
+          { ...(op.title === null ? {} : { title: op.title }), description: op.description ?? op.title ?? `Runs ${op.id} (${op.access})`, inputSchema: argsSchema(schema) },
+          async (args) => toolResult(await invoke(root, call, { id: record.id, operation: op.id, input: args }, caller)),
+        );
+      }
+      return server;
+    },
+    { legacy: "stateless", responseMode: "json", onerror: (error) => ctx.log.debug({ err: error }, "app mcp request refused") },
+  );
+  app.post(
+    "/app/:id/mcp",
+    {
+      schema: {
+        tags: ["agents"],
+        summary: "MCP (Streamable HTTP) for one app: its operations as tools, as the caller's role may run them",
+        security: [{ appToken: [] }, { userToken: [] }],
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      const caller = await mcpCaller(ctx, request);
+      const { app: record, role } = await ctx.apps.load(request.params.id, caller.principal, "view");
+      const extra: AppMcpRequest = { caller, app: record, role };
+      return answerMcp(handler, ctx, request, reply, extra as unknown as Record<string, unknown>);
+    },
+  );
+  refuseSessionMethods(app, "/app/:id/mcp");
+}
