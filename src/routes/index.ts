@@ -9,6 +9,7 @@ import claimApp from "./apps/claimApp.ts";
 import createApp from "./apps/createApp.ts";
 import deleteApp from "./apps/deleteApp.ts";
 import describeApp from "./apps/describeApp.ts";
+import agentJson from "./apps/agentJson.ts";
 import getAppPage from "./apps/getAppPage.ts";
 import getCanonicalPage from "./apps/getCanonicalPage.ts";
 import getIcon from "./apps/getIcon.ts";
@@ -92,6 +93,7 @@ const routes: RouteModule[] = [
   patchSource,
   claimApp,
   describeApp,
+  agentJson,
   getIcon,
   putIcon,
   callOperation,

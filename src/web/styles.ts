@@ -30,6 +30,9 @@ input { display: block; width: 100%; font: inherit; padding: 0.6rem 0.75rem; mar
   color: var(--button-fg); background: var(--button); border: 2px solid var(--button); border-radius: 8px; }
 input:focus-visible, .button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 a { color: var(--accent); }
+a.button { text-align: center; text-decoration: none; box-sizing: border-box; }
+pre { font: 0.85rem/1.45 ui-monospace, "SFMono-Regular", Menlo, monospace; white-space: pre-wrap; overflow-wrap: anywhere;
+  padding: 0.75rem; border: 1px solid var(--line); border-radius: 8px; margin: 0 0 0.75rem; }
 `;
 
 export const PAGE_CSS_HASH = `sha256-${createHash("sha256").update(PAGE_CSS).digest("base64")}`;

@@ -7,6 +7,7 @@ import type { App } from "../../http/types.ts";
 import { deferredResponse } from "../builds/reply.ts";
 import { BuildStatusResponse, IdempotencyHeaders } from "../builds/schemas.ts";
 import { idempotent } from "./idempotent.ts";
+import { mcpHint } from "../../domain/agents/setup.ts";
 import { CreateBody, CreateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
 
@@ -45,6 +46,7 @@ export default function createApp(app: App, ctx: AppContext): void {
             ...(result.token === null ? {} : { token: result.token }),
             ...(result.app.expiresAt === null || result.token === null ? {} : { expiresAt: iso(result.app.expiresAt) }),
             ...(result.pairing === null ? {} : { pairing: result.pairing }),
+            mcpHint: mcpHint(ctx.config.baseUrl),
           },
         };
       });

@@ -53,6 +53,12 @@ export const CreateResponse = Type.Object({
   ...appFields,
   token: Type.Optional(Type.String({ description: "anonymous create only: the per-app token, shown exactly once" })),
   expiresAt: Type.Optional(Timestamp),
+  mcpHint: Type.Optional(
+    Type.Object({
+      setupUrl: Type.String({ format: "uri" }),
+      snippets: Type.Record(Type.String(), Type.String(), { description: "MCP client configuration by client: claude-code, cursor, vscode, curl" }),
+    }),
+  ),
   pairing: Type.Optional(
     Type.Object({
       device_code: Type.String(),

@@ -1,6 +1,7 @@
 import { McpServer, type CallToolResult, type McpRequestContext, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
+import { mcpHint } from "../../domain/agents/setup.ts";
 import type { McpCaller } from "./http.ts";
 import { bindTools, invoke, lenientArgs, type JsonSchema, type ToolBinding } from "./invoke.ts";
 import { TOOLS, toolsFor } from "./tools.ts";
@@ -50,6 +51,7 @@ export function setupOf(baseUrl: string) {
     openapi: `${baseUrl}/.well-known/openapi.json`,
     auth: "Send `Authorization: Bearer <token>`: a user token (svc_user_…) from pairing, or an app's own token (svc_app_…) from an anonymous create_app.",
     pairing: "start_pairing gives a user code and URL for a person to approve; poll_pairing then returns a user token.",
+    mcpHint: mcpHint(baseUrl),
   };
 }
 
