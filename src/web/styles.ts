@@ -31,6 +31,10 @@ input { display: block; width: 100%; font: inherit; padding: 0.6rem 0.75rem; mar
 input:focus-visible, .button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 a { color: var(--accent); }
 a.button { text-align: center; text-decoration: none; box-sizing: border-box; }
+main:has(> article.doc) { max-width: 52rem; }
+.doc table { border-collapse: collapse; margin: 0 0 1rem; width: 100%; font-size: 0.92rem; }
+.doc th, .doc td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line); }
+.doc code { font: 0.88em ui-monospace, "SFMono-Regular", Menlo, monospace; overflow-wrap: anywhere; }
 pre { font: 0.85rem/1.45 ui-monospace, "SFMono-Regular", Menlo, monospace; white-space: pre-wrap; overflow-wrap: anywhere;
   padding: 0.75rem; border: 1px solid var(--line); border-radius: 8px; margin: 0 0 0.75rem; }
 `;

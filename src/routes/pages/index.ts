@@ -14,8 +14,9 @@ import invitationRoutes from "./invitationPage.ts";
 import teamInvitationRoutes from "./teamInvitationPage.ts";
 import templatePageRoutes from "./templatePage.ts";
 import mcpSetupRoutes from "./mcpSetupPage.ts";
+import docsPages from "./docsPages.ts";
 
 /** Every server-rendered page, in the page scope (form bodies, Origin rule, HTML errors). */
 export default function pages(app: App, ctx: AppContext): void {
-  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes]);
+  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages]);
 }
