@@ -1,8 +1,8 @@
 import type { AppContext } from "../../context.ts";
-import { visibleOperations } from "../../domain/apps/operations-view.ts";
-import { canonicalUrl, uuidUrl } from "../../domain/apps/urls.ts";
+import { uuidUrl } from "../../domain/apps/urls.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
+import { describeView } from "./views.ts";
 import { AppIdParams } from "./schemas.ts";
 
 /**
@@ -24,15 +24,9 @@ export default function agentJson(app: App, ctx: AppContext): void {
     async (request) => {
       const { app: a, role } = await ctx.apps.load(request.params.id, await principalOf(ctx, request), "view");
       const base = uuidUrl(ctx.config.baseUrl, a.id);
+      const described = describeView(ctx.config.baseUrl, a, role);
       return {
-        ok: true as const,
-        id: a.id,
-        manifestId: a.manifestId,
-        name: a.displayName,
-        description: a.manifest.description,
-        url: canonicalUrl(ctx.config.baseUrl, a),
-        revision: a.revision,
-        role,
+        ...described,
         auth: {
           header: "Authorization: Bearer <token>",
           tokens:
@@ -43,7 +37,7 @@ export default function agentJson(app: App, ctx: AppContext): void {
         mcp: { app: `${base}/mcp`, service: `${ctx.config.baseUrl}/mcp` },
         describe: `${base}/describe`,
         docs: `${ctx.config.baseUrl}/llms.txt`,
-        operations: visibleOperations(a.manifest, role).map((op) => {
+        operations: described.operations.map((op) => {
           const callUrl = `${base}/api/${encodeURIComponent(op.id)}`;
           return {
             ...op,

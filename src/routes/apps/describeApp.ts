@@ -1,10 +1,9 @@
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
-import { canonicalUrl } from "../../domain/apps/urls.ts";
-import { visibleOperations } from "../../domain/apps/operations-view.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
+import { describeView } from "./views.ts";
 import { AppIdParams, IconSchema } from "./schemas.ts";
 
 const Operation = Type.Object({
@@ -43,19 +42,7 @@ export default function describeApp(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const { app: a, role } = await ctx.apps.load(request.params.id, await principalOf(ctx, request), "view");
-      return {
-        ok: true as const,
-        id: a.id,
-        manifestId: a.manifestId,
-        name: a.displayName,
-        description: a.manifest.description,
-        icon: a.icon,
-        iconUrl: `${ctx.config.baseUrl}/app/${a.id}/icon.svg`,
-        url: canonicalUrl(ctx.config.baseUrl, a),
-        revision: a.revision,
-        role,
-        operations: visibleOperations(a.manifest, role),
-      };
+      return describeView(ctx.config.baseUrl, a, role);
     },
   );
 }

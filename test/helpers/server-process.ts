@@ -1,0 +1,74 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import type { Dialect } from "../../src/store/index.ts";
+import { createTestDatabase } from "./dialects.ts";
+import { freePort, poll } from "./process.ts";
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL("../../bin/brickyard.js", import.meta.url));
+
+/** A real `brickyard serve` in its own process group, killed as a machine dies (SIGKILL of the group). */
+export interface ServerProcess {
+  /** The running server's origin; changes with each start. */
+  readonly base: string;
+  /** A user token minted by the CLI for the user made at setup. */
+  readonly token: string;
+  start(): Promise<void>;
+  /** SIGKILL to Node and every workerd it started; resolves once it is gone. */
+  killGroup(): Promise<void>;
+  /** A request as that user. */
+  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+  /** Kills the server, drops its database and data folder. */
+  close(): Promise<void>;
+}
+
+/** Migrates a fresh data folder (and PostgreSQL database), makes a user, mints its token. */
+export async function serverProcess(dialect: Dialect, extraEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), "brickyard-process-"));
+  const database = dialect === "postgres" ? await createTestDatabase() : null;
+  const { BASE_URL: _vite, ...inherited } = process.env;
+  const env = { ...inherited, DATA_DIR: dataDir, LOG_LEVEL: "warn", ...extraEnv, ...(database ? { DATABASE_URL: database.url } : {}) };
+  const cli = (...args: string[]) => run(process.execPath, [BIN, ...args], { env, timeout: 60_000 });
+  await cli("migrate");
+  await cli("user", "create", "--email", "process@example.test", "--handle", "process", "--password", "long enough pw");
+  const token = (await cli("token", "mint", "process", "--days", "2")).stdout.trim();
+  let child: ChildProcess | null = null;
+  let base = "";
+  const killGroup = (): Promise<void> => {
+    const victim = child;
+    child = null;
+    if (victim?.pid === undefined || victim.exitCode !== null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => victim.once("exit", () => resolve()));
+    process.kill(-victim.pid, "SIGKILL");
+    return exited;
+  };
+  return {
+    get base() {
+      return base;
+    },
+    token,
+    async start() {
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      // Its own process group, so one signal takes Node and the workerd processes it started.
+      child = spawn(process.execPath, [BIN, "serve"], { env: { ...env, PORT: String(port), BASE_URL: base }, stdio: "ignore", detached: true });
+      await poll(() => fetch(`${base}/healthz`).then((res) => (res.ok ? res : Promise.reject(new Error(String(res.status))))));
+    },
+    killGroup,
+    api: (method, path, body, headers = {}) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+        body: body === undefined ? null : JSON.stringify(body),
+      }),
+    async close() {
+      await killGroup();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
