@@ -31,6 +31,15 @@ input { display: block; width: 100%; font: inherit; padding: 0.6rem 0.75rem; mar
 input:focus-visible, .button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 a { color: var(--accent); }
 a.button { text-align: center; text-decoration: none; box-sizing: border-box; }
+.apps { list-style: none; padding: 0; margin: 0 0 1rem; }
+.apps li { display: flex; gap: 0.75rem; align-items: center; padding: 0.6rem 0; border-bottom: 1px solid var(--line); }
+.apps li div { display: flex; flex-direction: column; min-width: 0; }
+.apps img { flex: none; border-radius: 8px; }
+.button.secondary { color: var(--fg); background: transparent; border-color: var(--line); }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
+.facts dt { font-weight: 600; }
+.facts dd { margin: 0; min-width: 0; }
+h2 { font-size: 1.15rem; margin: 1.5rem 0 0.75rem; }
 main:has(> article.doc) { max-width: 52rem; }
 .doc table { border-collapse: collapse; margin: 0 0 1rem; width: 100%; font-size: 0.92rem; }
 .doc th, .doc td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line); }

@@ -372,8 +372,8 @@ export class Apps {
   }
 
   /** GET /app for a user: their apps newest first, `limit` per page, `cursor` from the last page. */
-  list(userId: string, limit: number, cursor: string | null): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
-    return listApps(this.db, userId, limit, cursor);
+  list(userId: string, limit: number, cursor: string | null, search: string | null = null): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
+    return listApps(this.db, userId, limit, cursor, search);
   }
 
   /** POST /app/{id}/claim: the signed-in `userId` takes the app by presenting its per-app token. */

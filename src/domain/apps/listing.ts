@@ -16,10 +16,16 @@ export interface ListedApp {
  * keyset pages. The cursor is the (createdAt, id) of the last row, opaque to clients. Apps shared
  * with the user (accepted) are listed with their share's role, team apps with the membership's.
  */
-export async function listApps(db: Kysely<Database>, userId: string, limit: number, cursor: string | null): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
+export async function listApps(
+  db: Kysely<Database>,
+  userId: string,
+  limit: number,
+  cursor: string | null,
+  search: string | null = null,
+): Promise<{ rows: ListedApp[]; nextCursor: string | null }> {
   const after = cursor === null ? null : decodeCursor(cursor);
   // One extra row tells whether another page exists without a count query.
-  const rows = await listedPage(db, userId, limit + 1, after);
+  const rows = await listedPage(db, userId, limit + 1, after, search);
   const page = rows.slice(0, limit);
   const last = page.at(-1)?.app;
   const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last.createdAt, last.id) : null;

@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely } from "kysely";
+import { sql, type ExpressionBuilder, type Kysely } from "kysely";
 import { PreparedQuery, type Database } from "../../store/index.ts";
 import type { Icon } from "./icon.ts";
 import type { Visibility } from "./access.ts";
@@ -136,6 +136,7 @@ export async function listedPage(
   userId: string,
   limit: number,
   after: { createdAt: number; id: string } | null,
+  search: string | null = null,
 ): Promise<{ app: AppRecord; shareRole: string | null; teamRole: string | null }[]> {
   let query = selectApps(db)
     .leftJoin("app_shares", (join) =>
@@ -147,6 +148,13 @@ export async function listedPage(
   if (after !== null) {
     query = query.where((eb) =>
       eb.or([eb("apps.created_at", "<", after.createdAt), eb.and([eb("apps.created_at", "=", after.createdAt), eb("apps.id", "<", after.id)])]),
+    );
+  }
+  if (search !== null && search !== "") {
+    // A substring of the name or manifest id, any case; LIKE's own wildcards in it match themselves.
+    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) =>
+      eb.or([sql<boolean>`lower(apps.display_name) like ${pattern} escape '\\'`, sql<boolean>`lower(apps.manifest_id) like ${pattern} escape '\\'`]),
     );
   }
   const rows = await query.orderBy("apps.created_at", "desc").orderBy("apps.id", "desc").limit(limit).execute();

@@ -44,7 +44,7 @@ export default function appMcpRoutes(app: App, ctx: AppContext): void {
       }
       return server;
     },
-    { legacy: "stateless", responseMode: "json", onerror: (error) => ctx.log.debug({ err: error }, "app mcp request refused") },
+    { legacy: "stateless", responseMode: "auto", onerror: (error) => ctx.log.debug({ err: error }, "app mcp request refused") },
   );
   app.post(
     "/app/:id/mcp",

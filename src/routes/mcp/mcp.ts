@@ -13,7 +13,7 @@ export default function mcpRoutes(app: App, ctx: AppContext): void {
   const root = app as unknown as FastifyInstance;
   const handler = createMcpHandler(mcpServerFactory(root, ctx, lazyBindings(root)), {
     legacy: "stateless",
-    responseMode: "json",
+    responseMode: "auto",
     onerror: (error) => ctx.log.debug({ err: error }, "mcp request refused"),
   });
   app.post(

@@ -19,7 +19,8 @@ ${options.error !== undefined && html`<p class="error" role="alert">${options.er
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <input type="hidden" name="return_to" value="${options.returnTo}">
 <button class="button" type="submit">Sign in</button>
-</form>`;
+</form>
+<p>No account yet? <a href="/sign-up?return_to=${encodeURIComponent(options.returnTo)}">Create one</a>.</p>`;
 }
 
 export function signInPage(options: SignInFormOptions & { intro?: string }): SafeHtml {

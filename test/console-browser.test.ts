@@ -1,0 +1,110 @@
+import { AxeBuilder } from "@axe-core/playwright";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { manifestOf, moduleSource } from "./helpers/apps.ts";
+import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { mailedLink, VERIFY_LINK } from "./helpers/mail.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const WIDTHS = [1280, 390] as const;
+
+/** Issue 19 (the front door): a new person, in real Chromium, from the landing page to their app. */
+describe("console: the front door in real Chromium", () => {
+  let server: TestServer;
+  let browser: TestBrowser;
+  beforeAll(async () => {
+    server = await startServer();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  /** Screenshots at both widths, and no serious or critical axe violation. */
+  async function check(page: Page, name: string): Promise<void> {
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 800 });
+      await browser.screenshot(page, `console-${name}-${width}`);
+    }
+    const results = await new AxeBuilder({ page }).analyze();
+    const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`), name).toEqual([]);
+  }
+
+  it("signs up, verifies, claims an agent's app, finds it on the dashboard, opens it, signs out", { timeout: 120_000 }, async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/`);
+    await page.getByRole("heading", { name: "Brickyard" }).waitFor();
+    await check(page, "landing");
+
+    await page.getByRole("link", { name: "Create an account" }).click();
+    await page.getByRole("heading", { name: "Create an account" }).waitFor();
+    await check(page, "sign-up");
+    await page.getByLabel("Email").fill("new.person@example.test");
+    await page.getByLabel("Handle").fill("newperson");
+    await page.getByLabel("Password").fill("a long enough password");
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.getByRole("heading", { name: "Your apps" }).waitFor();
+    expect(await page.getByRole("status").textContent()).toContain("Confirm your email");
+    await check(page, "dashboard-empty");
+
+    await page.goto(await mailedLink(server, "new.person@example.test", VERIFY_LINK).then((path) => `${server.url}${new URL(path, server.url).pathname}${new URL(path, server.url).search}`));
+    await page.goto(`${server.url}/`);
+    await page.getByRole("heading", { name: "Your apps" }).waitFor();
+    expect(await page.getByRole("status").count()).toBe(0);
+
+    // An agent makes an app and hands the person its claim link.
+    const made = await server.client.post("/app", { module: moduleSource(manifestOf("todo-board", ["list", "add"], { displayName: "Todo board", description: "Things to do" })) });
+    await page.goto(`${server.url}/app/${made.body.id}/claim#token=${made.body.token}`);
+    await page.getByRole("button", { name: "Claim “Todo board” as @newperson" }).click();
+    await page.waitForURL((url) => !url.pathname.endsWith("/claim"));
+    await server.client.post("/app", { module: moduleSource(manifestOf("other-thing")) }, { token: (await server.ctx.tokens.mintUserToken((await server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token });
+
+    await page.goto(`${server.url}/`);
+    await page.getByRole("link", { name: "Todo board" }).waitFor();
+    await page.getByRole("link", { name: "other-thing" }).waitFor();
+    await check(page, "dashboard");
+    await page.getByLabel("Search by name").fill("todo");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("link", { name: "Todo board" }).waitFor();
+    expect(await page.getByRole("link", { name: "other-thing" }).count()).toBe(0);
+    const html = await page.content();
+    expect(html).not.toMatch(/svc_(app|user|render)_[0-9A-Za-z]/);
+
+    await page.getByRole("link", { name: "Todo board" }).click();
+    await page.getByRole("heading", { name: "Todo board" }).waitFor();
+    expect(await page.locator(".facts").textContent()).toContain("Owner");
+    await check(page, "app-overview");
+
+    await page.goto(`${server.url}/`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Brickyard" }).waitFor();
+    await page.close();
+  });
+
+  it("forms refuse cross-origin posts; an app's page is 404 to strangers and sign-in to nobody", async () => {
+    for (const path of ["/sign-up", "/sign-out"]) {
+      const res = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example", accept: "application/json" },
+        body: "email=a%40b.test&handle=abc&password=long+enough+pw",
+      });
+      expect(res.status, path).toBe(403);
+      expect(((await res.json()) as { error: { kind: string } }).error.kind).toBe("forbidden");
+    }
+    const owner = await server.ctx.users.create({ email: "owner@example.test", handle: "owner1", password: "a long enough password" });
+    const ownerToken = (await server.ctx.tokens.mintUserToken(owner.id, {})).token;
+    const app = await server.client.post("/app", { module: moduleSource(manifestOf("secret-plans", ["list"], { displayName: "Secret plans" })) }, { token: ownerToken });
+    const stranger = await server.ctx.users.create({ email: "stranger@example.test", handle: "stranger1", password: "a long enough password" });
+    const cookie = `svc_session=${await server.ctx.sessions.create(stranger.id)}`;
+    const denied = await fetch(`${server.url}/apps/${app.body.id}`, { headers: { cookie } });
+    expect(denied.status).toBe(404);
+    expect(await denied.text()).not.toContain("Secret plans");
+    const nobody = await fetch(`${server.url}/apps/${app.body.id}`);
+    expect(nobody.status).toBe(401);
+    const text = await nobody.text();
+    expect(text).toContain("Sign in");
+    expect(text).not.toContain("Secret plans");
+  });
+});
