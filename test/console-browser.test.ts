@@ -8,6 +8,23 @@ import { startServer, type TestServer } from "./helpers/server.ts";
 
 const WIDTHS = [1280, 390] as const;
 
+const TODO = `export const manifest = {
+  id: "todo-board",
+  displayName: "Todo board",
+  description: "Things to do",
+  capabilities: { imports: ["svc:storage/kv@1.0"] },
+  routes: { list: { access: "read" }, add: { access: "write" }, boom: { access: "read" } },
+};
+export default {
+  async fetch(request, env) {
+    const op = request.headers.get("x-svc-op");
+    if (op === "boom") throw new Error("the board fell over");
+    if (op === "add") { const item = await request.json(); await env.KV.set("last", item); return Response.json({ ok: true, value: item }); }
+    return Response.json({ ok: true, value: (await env.KV.get("last")) ?? null });
+  },
+};
+`;
+
 /** Issue 19 (the front door): a new person, in real Chromium, from the landing page to their app. */
 describe("console: the front door in real Chromium", () => {
   let server: TestServer;
@@ -32,7 +49,7 @@ describe("console: the front door in real Chromium", () => {
     expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`), name).toEqual([]);
   }
 
-  it("signs up, verifies, claims an agent's app, finds it on the dashboard, opens it, signs out", { timeout: 120_000 }, async () => {
+  it("signs up, verifies, claims an agent's app, sets a secret, runs a routine, takes a webhook delivery, reads diagnostics, mints and revokes a token", { timeout: 180_000 }, async () => {
     const page = await browser.newPage();
     await page.goto(`${server.url}/`);
     await page.getByRole("heading", { name: "Brickyard" }).waitFor();
@@ -55,7 +72,7 @@ describe("console: the front door in real Chromium", () => {
     expect(await page.getByRole("status").count()).toBe(0);
 
     // An agent makes an app and hands the person its claim link.
-    const made = await server.client.post("/app", { module: moduleSource(manifestOf("todo-board", ["list", "add"], { displayName: "Todo board", description: "Things to do" })) });
+    const made = await server.client.post("/app", { module: TODO });
     await page.goto(`${server.url}/app/${made.body.id}/claim#token=${made.body.token}`);
     await page.getByRole("button", { name: "Claim “Todo board” as @newperson" }).click();
     await page.waitForURL((url) => !url.pathname.endsWith("/claim"));
@@ -77,6 +94,61 @@ describe("console: the front door in real Chromium", () => {
     expect(await page.locator(".facts").textContent()).toContain("Owner");
     await check(page, "app-overview");
 
+    // Secrets: set one; its name is listed, its value never shown.
+    await page.getByRole("link", { name: "Secrets" }).click();
+    await page.getByLabel("Name").fill("API_KEY");
+    await page.getByLabel("Value").fill("sk-very-secret-value");
+    await page.getByRole("button", { name: "Save secret" }).click();
+    await page.getByText("API_KEY", { exact: true }).waitFor();
+    expect(await page.content()).not.toContain("sk-very-secret-value");
+    await check(page, "app-secrets");
+
+    // Routines: create one and run it now.
+    await page.getByRole("link", { name: "Routines" }).click();
+    await page.getByLabel("Operation").selectOption("list");
+    await page.getByLabel("Every").selectOption("daily");
+    await page.getByRole("button", { name: "Create routine" }).click();
+    await page.getByRole("button", { name: "Run list now" }).click();
+    await page.getByText(/last run \d{4}-.*success/).waitFor();
+    await check(page, "app-routines");
+
+    // Webhooks: create one (its secret shown once), deliver to it as another service would, see the delivery.
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByLabel("Operation it runs").selectOption("add");
+    await page.getByLabel("Name").fill("incoming");
+    await page.getByRole("button", { name: "Create webhook" }).click();
+    const secret = (await page.locator("#webhook-secret").textContent()) ?? "";
+    expect(secret).toMatch(/^svc_hook_/);
+    await check(page, "app-webhooks-reveal");
+    const hookUrl = (await page.locator(".rows .muted").first().textContent()) ?? "";
+    const delivered = await fetch(`${hookUrl}?key=${secret}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "from curl" }) });
+    expect(delivered.status).toBe(200);
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole("link", { name: "incoming" }).click();
+    await page.getByText('{"title":"from curl"}').first().waitFor();
+    await check(page, "app-webhook-deliveries");
+
+    // Diagnostics after a failing op.
+    const ownerToken = (await server.ctx.tokens.mintUserToken((await server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token;
+    expect((await server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken })).status).toBe(500);
+    await page.getByRole("link", { name: "Diagnostics" }).click();
+    await page.getByText("the board fell over").first().waitFor();
+    await check(page, "app-diagnostics");
+
+    // Account: mint a token (shown once), then revoke it.
+    await page.goto(`${server.url}/account`);
+    await page.getByLabel("Name").fill("laptop");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const minted = (await page.locator("#minted-token").textContent()) ?? "";
+    expect(minted).toMatch(/^svc_user_/);
+    expect((await server.client.get("/api/me", { token: minted })).status).toBe(200);
+    await check(page, "account");
+    await page.getByRole("button", { name: "Revoke laptop" }).click();
+    await page.getByRole("heading", { name: "Account" }).waitFor();
+    expect(await page.content()).not.toContain(minted);
+    expect((await server.client.get("/api/me", { token: minted })).status).toBe(401);
+
     await page.goto(`${server.url}/`);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Brickyard" }).waitFor();
@@ -84,7 +156,7 @@ describe("console: the front door in real Chromium", () => {
   });
 
   it("forms refuse cross-origin posts; an app's page is 404 to strangers and sign-in to nobody", async () => {
-    for (const path of ["/sign-up", "/sign-out"]) {
+    for (const path of ["/sign-up", "/sign-out", "/account/tokens", `/apps/${crypto.randomUUID()}/secrets`, `/apps/${crypto.randomUUID()}/webhooks`]) {
       const res = await fetch(`${server.url}${path}`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example", accept: "application/json" },
@@ -98,9 +170,11 @@ describe("console: the front door in real Chromium", () => {
     const app = await server.client.post("/app", { module: moduleSource(manifestOf("secret-plans", ["list"], { displayName: "Secret plans" })) }, { token: ownerToken });
     const stranger = await server.ctx.users.create({ email: "stranger@example.test", handle: "stranger1", password: "a long enough password" });
     const cookie = `svc_session=${await server.ctx.sessions.create(stranger.id)}`;
-    const denied = await fetch(`${server.url}/apps/${app.body.id}`, { headers: { cookie } });
-    expect(denied.status).toBe(404);
-    expect(await denied.text()).not.toContain("Secret plans");
+    for (const tab of ["", "/secrets", "/routines", "/webhooks", "/diagnostics"]) {
+      const denied = await fetch(`${server.url}/apps/${app.body.id}${tab}`, { headers: { cookie } });
+      expect(denied.status, tab).toBe(404);
+      expect(await denied.text()).not.toContain("Secret plans");
+    }
     const nobody = await fetch(`${server.url}/apps/${app.body.id}`);
     expect(nobody.status).toBe(401);
     const text = await nobody.text();

@@ -31,6 +31,15 @@ input { display: block; width: 100%; font: inherit; padding: 0.6rem 0.75rem; mar
 input:focus-visible, .button:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 a { color: var(--accent); }
 a.button { text-align: center; text-decoration: none; box-sizing: border-box; }
+.tabs { list-style: none; padding: 0; margin: 0 0 1rem; display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; border-bottom: 1px solid var(--line); }
+.tabs a { display: inline-block; padding: 0.4rem 0; }
+.tabs a[aria-current="page"] { font-weight: 700; color: var(--fg); border-bottom: 3px solid var(--accent); }
+.rows { list-style: none; padding: 0; margin: 0 0 1rem; }
+.rows li { padding: 0.6rem 0; border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
+.rows li > div { flex: 1 1 14rem; min-width: 0; display: flex; flex-direction: column; }
+form.inline .button { width: auto; min-height: 2.25rem; padding: 0.3rem 0.8rem; }
+select { display: block; width: 100%; font: inherit; padding: 0.6rem 0.75rem; margin: 0 0 1rem; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 8px; }
+.notice, .reveal { padding: 0.75rem; border: 2px solid var(--accent); border-radius: 8px; margin: 0 0 1rem; }
 .apps { list-style: none; padding: 0; margin: 0 0 1rem; }
 .apps li { display: flex; gap: 0.75rem; align-items: center; padding: 0.6rem 0; border-bottom: 1px solid var(--line); }
 .apps li div { display: flex; flex-direction: column; min-width: 0; }

@@ -15,9 +15,11 @@ import teamInvitationRoutes from "./teamInvitationPage.ts";
 import templatePageRoutes from "./templatePage.ts";
 import mcpSetupRoutes from "./mcpSetupPage.ts";
 import docsPages from "./docsPages.ts";
-import consolePages from "./console.ts";
+import consolePages from "../console/front.ts";
+import appTabs from "../console/app-tabs.ts";
+import accountPages from "../console/account.ts";
 
 /** Every server-rendered page, in the page scope (form bodies, Origin rule, HTML errors). */
 export default function pages(app: App, ctx: AppContext): void {
-  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages, consolePages]);
+  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages, consolePages, appTabs, accountPages]);
 }

@@ -1,17 +1,14 @@
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
-import { canonicalUrl } from "../../domain/apps/urls.ts";
-import { UUID } from "../../domain/ids.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
 import { clearSessionCookie, clientIp, principalOf, sessionCookieName, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
 import { sameOriginPath } from "../../web/html.ts";
 import { sendPage } from "../../web/layout.ts";
-import { signInPage } from "../../web/pages/common.ts";
-import { appOverviewPage, dashboardPage, landingPage, signUpPage } from "../../web/pages/console.ts";
+import { dashboardPage, landingPage, signUpPage } from "../../web/pages/console/front.ts";
 import { SIGNUP_PER_IP } from "../auth/limits.ts";
-import { viewerOf } from "./viewer.ts";
+import { viewerOf } from "../pages/viewer.ts";
 
 const PAGE_SIZE = 25;
 
@@ -94,18 +91,4 @@ export default function consolePages(app: App, ctx: AppContext): void {
     clearSessionCookie(ctx, reply);
     return reply.redirect("/", 303);
   });
-
-  app.get(
-    "/apps/:id",
-    { schema: { tags: ["pages"], summary: "One of your apps: its overview (HTML)", params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
-    async (request, reply) => {
-      const viewer = await viewerOf(ctx, request);
-      if (viewer === null) return sendPage(reply, signInPage({ returnTo: `/apps/${encodeURIComponent(request.params.id)}`, intro: "Sign in to see this app." }), 401);
-      // Only people with a relation to the app see its console page; to anyone else it does not exist.
-      const record = UUID.test(request.params.id) ? await ctx.apps.get(request.params.id) : null;
-      const role = record === null ? null : await ctx.apps.roleOf({ kind: "user", userId: viewer.userId }, record);
-      if (record === null || role === null || role === "visitor" || role === "end-user") throw apiError("not_found", "no such app among yours");
-      return sendPage(reply, appOverviewPage({ handle: viewer.handle, app: record, role, url: canonicalUrl(ctx.config.baseUrl, record) }));
-    },
-  );
 }

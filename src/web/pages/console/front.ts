@@ -1,10 +1,10 @@
-import { iso } from "../../config/clock.ts";
-import type { ListedApp } from "../../domain/apps/listing.ts";
-import type { AppRecord } from "../../domain/apps/queries.ts";
-import type { AppRole } from "../../domain/apps/access.ts";
-import { html, type SafeHtml } from "../html.ts";
-import { layout } from "../layout.ts";
-import { signInForm } from "./common.ts";
+import { iso } from "../../../config/clock.ts";
+import type { ListedApp } from "../../../domain/apps/listing.ts";
+import type { AppRecord } from "../../../domain/apps/queries.ts";
+import type { AppRole } from "../../../domain/apps/access.ts";
+import { html, type SafeHtml } from "../../html.ts";
+import { layout } from "../../layout.ts";
+import { signInForm } from "../common.ts";
 
 // The console's front door and dashboard (issue 19): server-rendered, no script, forms only to
 // ourselves under the page scope's Origin rule.
@@ -86,6 +86,7 @@ ${
     : html`<ul class="apps">${rows.map(({ app, role }) => appRow(app, role))}</ul>`
 }
 ${options.nextCursor !== null && html`<p><a href="/?${new URLSearchParams({ ...(search === "" ? {} : { q: search }), cursor: options.nextCursor }).toString()}">Older apps</a></p>`}
+<p><a href="/account">Account and tokens</a></p>
 <form method="post" action="/sign-out"><button class="button secondary" type="submit">Sign out</button></form>`,
   });
 }
@@ -98,16 +99,11 @@ function appRow(app: AppRecord, role: AppRole): SafeHtml {
 </li>`;
 }
 
-/** `/apps/{id}`: one app's overview. */
-export function appOverviewPage(options: { handle: string; app: AppRecord; role: AppRole; url: string }): SafeHtml {
+/** The overview tab of `/apps/{id}`. */
+export function appOverviewBody(options: { app: AppRecord; role: AppRole; url: string }): SafeHtml {
   const { app } = options;
   const routes = Object.entries(app.manifest.routes);
-  return layout({
-    title: app.displayName,
-    handle: options.handle,
-    body: html`<p><a href="/">← Your apps</a></p>
-<h1>${app.displayName}</h1>
-${app.manifest.description !== null && html`<p>${app.manifest.description}</p>`}
+  return html`${app.manifest.description !== null && html`<p>${app.manifest.description}</p>`}
 <p><a class="button" href="${options.url}">Open the app</a></p>
 <dl class="facts">
 <dt>Address</dt><dd><span class="label">${options.url}</span></dd>
@@ -117,8 +113,7 @@ ${app.manifest.description !== null && html`<p>${app.manifest.description}</p>`}
 <dt>Created</dt><dd>${day(app.createdAt)}</dd>
 </dl>
 <h2>Operations</h2>
-${routes.length === 0 ? html`<p>None.</p>` : html`<ul>${routes.map(([id, route]) => html`<li><span class="label">${id}</span> (${route.access})${route.title !== null && html`: ${route.title}`}</li>`)}</ul>`}`,
-  });
+${routes.length === 0 ? html`<p>None.</p>` : html`<ul>${routes.map(([id, route]) => html`<li><span class="label">${id}</span> (${route.access})${route.title !== null && html`: ${route.title}`}</li>`)}</ul>`}`;
 }
 
 function day(ms: number | null): string {

@@ -1,0 +1,50 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.ts";
+import type { App } from "../../http/types.ts";
+import { sendPage } from "../../web/layout.ts";
+import { signInPage } from "../../web/pages/common.ts";
+import { accountPage } from "../../web/pages/console/account.ts";
+import { viewerOf, type Viewer } from "../pages/viewer.ts";
+
+/** A token minted here lasts as long as one from POST /api/token by default. */
+const TOKEN_DAYS = 7;
+
+/** `/account` (issue 19): plan, user tokens (mint with the plaintext shown once, revoke). */
+export default function accountPages(app: App, ctx: AppContext): void {
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply): Promise<Viewer | null> => {
+    const viewer = await viewerOf(ctx, request);
+    if (viewer === null) await sendPage(reply, signInPage({ returnTo: "/account", intro: "Sign in to see your account." }), 401);
+    return viewer;
+  };
+  const render = async (reply: FastifyReply, viewer: Viewer, minted: string | null) => {
+    const user = await ctx.users.byId(viewer.userId);
+    const tokens = await ctx.tokens.listUserTokens(viewer.userId);
+    return sendPage(reply, accountPage({ handle: viewer.handle, email: user?.email ?? "", plan: user?.plan ?? "free", tokens, minted }));
+  };
+
+  app.get("/account", { schema: { tags: ["pages"], summary: "Your account: plan and user tokens (HTML)" } }, async (request, reply) => {
+    const viewer = await signedIn(request, reply);
+    return viewer === null ? reply : render(reply, viewer, null);
+  });
+  app.post(
+    "/account/tokens",
+    { schema: { tags: ["pages"], summary: "Mint a user token; its plaintext is in this answer only", body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 80 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const viewer = await signedIn(request, reply);
+      if (viewer === null) return reply;
+      const issued = await ctx.tokens.mintUserToken(viewer.userId, { name: request.body.name, days: TOKEN_DAYS });
+      return render(reply, viewer, issued.token);
+    },
+  );
+  app.post(
+    "/account/tokens/:id/revoke",
+    { schema: { tags: ["pages"], summary: "Revoke one of your user tokens", params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
+    async (request, reply) => {
+      const viewer = await signedIn(request, reply);
+      if (viewer === null) return reply;
+      await ctx.tokens.revokeUserToken(viewer.userId, request.params.id);
+      return reply.redirect("/account", 303);
+    },
+  );
+}

@@ -1,0 +1,42 @@
+import type { AppRecord } from "../../../domain/apps/queries.ts";
+import { html, type HtmlValue, type SafeHtml } from "../../html.ts";
+import { layout } from "../../layout.ts";
+
+export type AppTab = "overview" | "secrets" | "routines" | "webhooks" | "diagnostics";
+
+const TABS: readonly [AppTab, string][] = [
+  ["overview", "Overview"],
+  ["secrets", "Secrets"],
+  ["routines", "Routines"],
+  ["webhooks", "Webhooks"],
+  ["diagnostics", "Diagnostics"],
+];
+
+/** Where a tab lives. */
+export function tabPath(appId: string, tab: AppTab): string {
+  return tab === "overview" ? `/apps/${appId}` : `/apps/${appId}/${tab}`;
+}
+
+/** One of an app's console pages: its name, the tabs (the current one marked), the tab's body. */
+export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; body: HtmlValue; notice?: string }): SafeHtml {
+  const { app, tab } = options;
+  const title = TABS.find(([id]) => id === tab)?.[1] ?? "";
+  return layout({
+    title: `${title} · ${app.displayName}`,
+    handle: options.handle,
+    body: html`<p><a href="/">← Your apps</a></p>
+<h1>${app.displayName}</h1>
+<nav aria-label="App sections"><ul class="tabs">${TABS.map(
+      ([id, name]) => html`<li><a href="${tabPath(app.id, id)}"${id === tab && html` aria-current="page"`}>${name}</a></li>`,
+    )}</ul></nav>
+${options.notice !== undefined && html`<p class="notice" role="status">${options.notice}</p>`}
+${options.body}`,
+  });
+}
+
+/** A small form that posts to `action` with one button (run, rotate, delete…). */
+export function actionButton(action: string, label: string, options: { secondary?: boolean; hidden?: Record<string, string> } = {}): SafeHtml {
+  return html`<form method="post" action="${action}" class="inline">${Object.entries(options.hidden ?? {}).map(
+    ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
+  )}<button class="button${options.secondary === true ? " secondary" : ""}" type="submit">${label}</button></form>`;
+}

@@ -1,0 +1,96 @@
+import type { DiagEntry } from "../../../domain/diagnostics/diag-ring.ts";
+import type { ActivityEvent } from "../../../domain/diagnostics/activity.ts";
+import type { RoutineView } from "../../../domain/routines/views.ts";
+import type { DeliveryView } from "../../../domain/webhooks/deliveries.ts";
+import type { WebhookView } from "../../../domain/webhooks/views.ts";
+import { html, type SafeHtml } from "../../html.ts";
+import { actionButton } from "./app.ts";
+
+// The bodies of an app's console tabs. Every value shown is escaped by `html`; no secret value
+// is ever rendered, only names, and a webhook's secret only in the one-time reveal.
+
+export function secretsTab(appId: string, names: string[]): SafeHtml {
+  return html`<h2>Secrets</h2>
+<p>The app reads each as <span class="label">env.NAME</span>. Values are never shown again once set.</p>
+${names.length === 0 ? html`<p>No secrets yet.</p>` : html`<ul class="rows">${names.map((name) => html`<li><span class="label">${name}</span>${actionButton(`/apps/${appId}/secrets/${encodeURIComponent(name)}/delete`, `Delete ${name}`, { secondary: true })}</li>`)}</ul>`}
+<h2>Set a secret</h2>
+<form method="post" action="/apps/${appId}/secrets">
+<label for="secret-name">Name</label>
+<input id="secret-name" name="name" required maxlength="64" autocomplete="off" spellcheck="false">
+<label for="secret-value">Value</label>
+<input id="secret-value" name="value" type="password" required autocomplete="off">
+<button class="button" type="submit">Save secret</button>
+</form>`;
+}
+
+export function routinesTab(appId: string, routines: RoutineView[], ops: string[]): SafeHtml {
+  return html`<h2>Routines</h2>
+${
+  routines.length === 0
+    ? html`<p>No routines yet.</p>`
+    : html`<ul class="rows">${routines.map(
+        (r) => html`<li><div><span class="label">${r.op}</span>, ${r.interval}: ${r.enabled ? "enabled" : `disabled (${r.disabled_reason ?? "owner"})`}
+<span class="muted">last run ${r.last_run_at ?? "never"}${r.last_outcome !== null && html`, ${r.last_outcome}`}${r.last_error !== null && html`: ${r.last_error.kind}: ${r.last_error.message}`}</span></div>
+${actionButton(`/apps/${appId}/routines/${r.id}/run`, `Run ${r.op} now`)}
+${actionButton(`/apps/${appId}/routines/${r.id}/toggle`, r.enabled ? `Disable ${r.op}` : `Enable ${r.op}`, { secondary: true, hidden: { enabled: r.enabled ? "false" : "true" } })}</li>`,
+      )}</ul>`
+}
+<h2>New routine</h2>
+<form method="post" action="/apps/${appId}/routines">
+<label for="routine-op">Operation</label>
+<select id="routine-op" name="op">${ops.map((op) => html`<option>${op}</option>`)}</select>
+<label for="routine-interval">Every</label>
+<select id="routine-interval" name="interval"><option value="hourly">hour</option><option value="daily">day</option><option value="weekly">week</option></select>
+<button class="button" type="submit">Create routine</button>
+</form>`;
+}
+
+export function webhooksTab(appId: string, webhooks: WebhookView[], ops: string[], revealed: WebhookView | null): SafeHtml {
+  return html`<h2>Webhooks</h2>
+${
+  revealed?.secret !== undefined &&
+  html`<div class="reveal" role="alert"><p>The secret of <span class="label">${revealed.name}</span>, shown this once: copy it now.</p>
+<pre id="webhook-secret">${revealed.secret}</pre></div>`
+}
+${
+  webhooks.length === 0
+    ? html`<p>No webhooks yet.</p>`
+    : html`<ul class="rows">${webhooks.map(
+        (w) => html`<li><div><a href="/apps/${appId}/webhooks/${w.id}">${w.name}</a> runs <span class="label">${w.op}</span>${!w.enabled && html` (disabled)`}
+<span class="muted">${w.url}</span></div>
+${actionButton(`/apps/${appId}/webhooks/${w.id}/rotate`, `Rotate ${w.name}'s secret`, { secondary: true })}
+${actionButton(`/apps/${appId}/webhooks/${w.id}/toggle`, w.enabled ? `Disable ${w.name}` : `Enable ${w.name}`, { secondary: true, hidden: { enabled: w.enabled ? "false" : "true" } })}
+${actionButton(`/apps/${appId}/webhooks/${w.id}/delete`, `Delete ${w.name}`, { secondary: true })}</li>`,
+      )}</ul>`
+}
+<h2>New webhook</h2>
+<form method="post" action="/apps/${appId}/webhooks">
+<label for="webhook-op">Operation it runs</label>
+<select id="webhook-op" name="op">${ops.map((op) => html`<option>${op}</option>`)}</select>
+<label for="webhook-name">Name</label>
+<input id="webhook-name" name="name" maxlength="80">
+<button class="button" type="submit">Create webhook</button>
+</form>`;
+}
+
+export function deliveriesBody(appId: string, webhook: WebhookView, deliveries: DeliveryView[]): SafeHtml {
+  return html`<p><a href="/apps/${appId}/webhooks">← Webhooks</a></p>
+<h2>${webhook.name}: deliveries</h2>
+<p>Delivery URL: <span class="label">${webhook.url}</span></p>
+${
+  deliveries.length === 0
+    ? html`<p>No deliveries yet.</p>`
+    : html`<ul class="rows">${deliveries.map(
+        (d) => html`<li><div><span class="label">${d.ts}</span> ${d.status} ${d.outcome}${d.refusal !== undefined && html` (${d.refusal})`}, ${d.durationMs} ms
+<span class="muted">request</span><pre>${d.requestBody ?? ""}${d.requestTruncated && " …"}</pre>
+<span class="muted">response</span><pre>${d.responseBody ?? ""}${d.responseTruncated && " …"}</pre></div></li>`,
+      )}</ul>`
+}`;
+}
+
+export function diagnosticsTab(entries: DiagEntry[], activity: ActivityEvent[]): SafeHtml {
+  return html`<h2>Recent errors and logs</h2>
+${entries.length === 0 ? html`<p>Nothing recorded.</p>` : html`<ul class="rows">${[...entries].reverse().map((e) => html`<li><div><span class="muted">${e.ts} · ${e.source}</span><pre>${e.message}${e.stack !== "" && `\n${e.stack}`}</pre></div></li>`)}</ul>`}
+<h2>Activity</h2>
+${activity.length === 0 ? html`<p>No events.</p>` : html`<ul class="rows">${activity.map((a) => html`<li><div><span class="muted">${a.ts} · ${a.kind} · revision ${a.revision}</span> ${a.summary}</div></li>`)}</ul>`}`;
+}
