@@ -181,4 +181,48 @@ describe("console: the front door in real Chromium", () => {
     expect(text).toContain("Sign in");
     expect(text).not.toContain("Secret plans");
   });
+
+  it("an app's source, operations (run with a form, the envelope shown), visibility and deletion", { timeout: 120_000 }, async () => {
+    const owner = await server.ctx.users.create({ email: "ops@example.test", handle: "opsperson", password: "a long enough password" });
+    const token = (await server.ctx.tokens.mintUserToken(owner.id, {})).token;
+    const created = await server.client.post("/app", { module: TODO }, { token });
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/sign-in?return_to=/apps/${created.body.id}`);
+    await page.getByLabel("Email or handle").fill("opsperson");
+    await page.getByLabel("Password").fill("a long enough password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Todo board" }).waitFor();
+
+    await page.getByRole("link", { name: "Source" }).click();
+    expect(await page.locator("pre").first().textContent()).toContain('throw new Error("the board fell over")');
+    await check(page, "app-source");
+
+    await page.getByRole("link", { name: "Operations" }).click();
+    await page.getByLabel("Input (JSON)").nth(1).fill('{"title":"milk"}');
+    await page.getByRole("button", { name: "Run add" }).click();
+    expect(JSON.parse((await page.locator("#call-result").textContent()) ?? "")).toEqual({ ok: true, value: { title: "milk" } });
+    await page.getByRole("button", { name: "Run boom" }).click();
+    expect(JSON.parse((await page.locator("#call-result").textContent()) ?? "")).toMatchObject({ ok: false, error: { kind: "operation_failed" } });
+    await page.getByLabel("Input (JSON)").first().fill("{not json");
+    await page.getByRole("button", { name: "Run list" }).click();
+    expect(JSON.parse((await page.locator("#call-result").textContent()) ?? "")).toMatchObject({ ok: false, error: { kind: "invalid_request" } });
+    await check(page, "app-operations");
+
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page.getByLabel("Who may open it").selectOption("public");
+    await page.getByRole("button", { name: "Save visibility" }).click();
+    expect(await page.locator(".facts").textContent()).toContain("public");
+    await check(page, "app-overview-owner");
+    // A wrong confirmation deletes nothing; the right one does.
+    await page.getByLabel("Type the app's manifest id").fill("not-it");
+    await page.getByRole("button", { name: "Delete this app" }).click();
+    await page.getByRole("alert").waitFor();
+    expect((await server.client.get(`/app/${created.body.id}/source`, { token })).status).toBe(200);
+    await page.goto(`${server.url}/apps/${created.body.id}`);
+    await page.getByLabel("Type the app's manifest id").fill("todo-board");
+    await page.getByRole("button", { name: "Delete this app" }).click();
+    await page.getByRole("heading", { name: "Your apps" }).waitFor();
+    expect((await server.client.get(`/app/${created.body.id}/source`, { token })).status).toBe(404);
+    await page.close();
+  });
 });

@@ -39,6 +39,11 @@ a.button { text-align: center; text-decoration: none; box-sizing: border-box; }
 .rows li > div { flex: 1 1 14rem; min-width: 0; display: flex; flex-direction: column; }
 form.inline .button { width: auto; min-height: 2.25rem; padding: 0.3rem 0.8rem; }
 select { display: block; width: 100%; font: inherit; padding: 0.6rem 0.75rem; margin: 0 0 1rem; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 8px; }
+textarea { display: block; width: 100%; font: 0.9rem ui-monospace, "SFMono-Regular", Menlo, monospace; padding: 0.6rem 0.75rem; margin: 0 0 1rem;
+  color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 8px; }
+details { margin: 0 0 0.75rem; }
+h3 { font-size: 1rem; margin: 1rem 0 0.5rem; }
+.button.danger { background: var(--error); border-color: var(--error); color: #fff; }
 .notice, .reveal { padding: 0.75rem; border: 2px solid var(--accent); border-radius: 8px; margin: 0 0 1rem; }
 .apps { list-style: none; padding: 0; margin: 0 0 1rem; }
 .apps li { display: flex; gap: 0.75rem; align-items: center; padding: 0.6rem 0; border-bottom: 1px solid var(--line); }

@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
+import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
+import { VERIFY_RESEND_PER_USER } from "../auth/limits.ts";
 import { sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
 import { accountPage } from "../../web/pages/console/account.ts";
@@ -37,6 +39,15 @@ export default function accountPages(app: App, ctx: AppContext): void {
       return render(reply, viewer, issued.token);
     },
   );
+  app.post("/account/verify-email", { schema: { tags: ["pages"], summary: "Send the email verification link again, then back to /" } }, async (request, reply) => {
+    const viewer = await signedIn(request, reply);
+    if (viewer === null) return reply;
+    // The JSON resend's bucket: a second door is not a second allowance.
+    enforceRateLimit(ctx.limiter, request, reply, [{ rule: VERIFY_RESEND_PER_USER, key: viewer.userId }], { baseUrl: ctx.config.baseUrl });
+    const user = await ctx.users.byId(viewer.userId);
+    if (user !== null && !user.emailVerified) await ctx.emailVerification.start(user);
+    return reply.redirect("/", 303);
+  });
   app.post(
     "/account/tokens/:id/revoke",
     { schema: { tags: ["pages"], summary: "Revoke one of your user tokens", params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },

@@ -8,13 +8,26 @@ import { authorizeActivity, authorizeDiag } from "../../domain/diagnostics/acces
 import { UUID } from "../../domain/ids.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import type { WebhookView } from "../../domain/webhooks/views.ts";
-import { apiError } from "../../errors/index.ts";
+import { ApiError, apiError } from "../../errors/index.ts";
+import { can, VISIBILITIES, type Visibility } from "../../domain/apps/access.ts";
+import { visibleOperations } from "../../domain/apps/operations-view.ts";
+import { operationCaller } from "../../domain/operations/caller.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
 import { appPage, tabPath, type AppTab } from "../../web/pages/console/app.ts";
 import { appOverviewBody } from "../../web/pages/console/front.ts";
-import { deliveriesBody, diagnosticsTab, routinesTab, secretsTab, webhooksTab } from "../../web/pages/console/tabs.ts";
+import {
+  deliveriesBody,
+  diagnosticsTab,
+  operationsTab,
+  routinesTab,
+  secretsTab,
+  settingsSection,
+  sourceTab,
+  webhooksTab,
+  type OperationCall,
+} from "../../web/pages/console/tabs.ts";
 import { viewerOf, type Viewer } from "../pages/viewer.ts";
 
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
@@ -57,8 +70,63 @@ export default function appTabs(app: App, ctx: AppContext): void {
   app.get("/apps/:id", { schema: { ...summary("overview"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;
-    return page(reply, o, "overview", appOverviewBody({ app: o.app, role: o.role, url: canonicalUrl(ctx.config.baseUrl, o.app) }));
+    const body = appOverviewBody({ app: o.app, role: o.role, url: canonicalUrl(ctx.config.baseUrl, o.app) });
+    return page(reply, o, "overview", [body, settingsSection(o.app.id, o.app.visibility, can(o.role, "manage") && o.app.ownerUserId !== null)]);
   });
+  app.post(
+    "/apps/:id/visibility",
+    { schema: { ...summary("set visibility"), params: Params, body: Type.Object({ visibility: Type.String({ enum: [...VISIBILITIES] }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      await ctx.apps.setSettings(o.app.id, user(o), { visibility: request.body.visibility as Visibility });
+      return back(reply, o, "overview");
+    },
+  );
+  app.post(
+    "/apps/:id/delete",
+    { schema: { ...summary("delete the app"), params: Params, body: Type.Object({ confirm: Type.String({ maxLength: 100 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      if (request.body.confirm.trim() !== o.app.manifestId) throw apiError("invalid_request", `type ${o.app.manifestId} to confirm the deletion`);
+      await ctx.apps.delete(o.app.id, user(o));
+      return reply.redirect("/", 303);
+    },
+  );
+
+  app.get("/apps/:id/source", { schema: { ...summary("source"), params: Params } }, async (request, reply) => {
+    const o = await open(request, request.params.id, reply);
+    if (o === null) return reply;
+    return page(reply, o, "source", sourceTab(await ctx.apps.readSource(o.app.id, user(o))));
+  });
+
+  const operationsPage = (reply: FastifyReply, o: Opened, last: OperationCall | null) =>
+    page(reply, o, "operations", operationsTab(o.app.id, visibleOperations(o.app.manifest, o.role), last));
+  app.get("/apps/:id/operations", { schema: { ...summary("operations"), params: Params } }, async (request, reply) => {
+    const o = await open(request, request.params.id, reply);
+    return o === null ? reply : operationsPage(reply, o, null);
+  });
+  app.post(
+    "/apps/:id/operations/:item",
+    { schema: { ...summary("run an operation"), params: ItemParams, body: Type.Object({ input: Type.String({ maxLength: 16_000 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      const op = request.params.item;
+      let result: unknown;
+      try {
+        const input = parseInput(request.body.input);
+        const caller = operationCaller(user(o), o.app, o.role);
+        result = { ok: true, value: await ctx.runner.call(o.app, caller, op, input, "http") };
+      } catch (error) {
+        // The envelope is what the person asked to see, refusals included.
+        if (!(error instanceof ApiError)) throw error;
+        result = error.toEnvelope();
+      }
+      return operationsPage(reply, o, { op, input: request.body.input, result: JSON.stringify(result, null, 2) });
+    },
+  );
 
   app.get("/apps/:id/secrets", { schema: { ...summary("secrets"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);
@@ -162,4 +230,14 @@ export default function appTabs(app: App, ctx: AppContext): void {
     await authorizeActivity(caller, o.app, ctx.apps);
     return page(reply, o, "diagnostics", diagnosticsTab(ctx.diag.list(o.app.id), await ctx.activity.list(o.app.id, { kinds: null, since: null, limit: 50 })));
   });
+}
+
+/** The operation form's JSON text as an input: empty is `{}`; anything else must parse. */
+function parseInput(text: string): unknown {
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw apiError("invalid_request", "the input is not valid JSON");
+  }
 }

@@ -2,10 +2,12 @@ import type { AppRecord } from "../../../domain/apps/queries.ts";
 import { html, type HtmlValue, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";
 
-export type AppTab = "overview" | "secrets" | "routines" | "webhooks" | "diagnostics";
+export type AppTab = "overview" | "source" | "operations" | "secrets" | "routines" | "webhooks" | "diagnostics";
 
 const TABS: readonly [AppTab, string][] = [
   ["overview", "Overview"],
+  ["source", "Source"],
+  ["operations", "Operations"],
   ["secrets", "Secrets"],
   ["routines", "Routines"],
   ["webhooks", "Webhooks"],

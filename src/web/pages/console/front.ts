@@ -74,7 +74,11 @@ export function dashboardPage(options: { handle: string; rows: ListedApp[]; sear
     title: "Your apps",
     handle: options.handle,
     body: html`<h1>Your apps</h1>
-${!options.verified && html`<p class="muted" role="status">Confirm your email address: we sent you a link.</p>`}
+${
+  !options.verified &&
+  html`<div class="notice" role="status"><p>Confirm your email address: we sent you a link.</p>
+<form method="post" action="/account/verify-email" class="inline"><button class="button secondary" type="submit">Send the link again</button></form></div>`
+}
 <form method="get" action="/" role="search">
 <label for="q">Search by name</label>
 <input id="q" name="q" type="search" value="${search}">

@@ -94,3 +94,53 @@ ${entries.length === 0 ? html`<p>Nothing recorded.</p>` : html`<ul class="rows">
 <h2>Activity</h2>
 ${activity.length === 0 ? html`<p>No events.</p>` : html`<ul class="rows">${activity.map((a) => html`<li><div><span class="muted">${a.ts} · ${a.kind} · revision ${a.revision}</span> ${a.summary}</div></li>`)}</ul>`}`;
 }
+
+export function sourceTab(source: { revision: number; module: string; ui: string | null; styles: string | null }): SafeHtml {
+  return html`<h2>Source at revision ${source.revision}</h2>
+<p class="muted">Read-only. Agents edit it with <span class="label">edit_source</span> (ETag <span class="label">"${source.revision}"</span>).</p>
+<h3>Module</h3><pre>${source.module}</pre>
+${source.ui !== null && html`<h3>UI script</h3><pre>${source.ui}</pre>`}
+${source.styles !== null && html`<h3>Styles</h3><pre>${source.styles}</pre>`}`;
+}
+
+export interface OperationCall {
+  op: string;
+  input: string;
+  /** The envelope as JSON text: `{ok: true, value}` or the error envelope. */
+  result: string;
+}
+
+export function operationsTab(appId: string, operations: { id: string; title: string | null; access: string; input: unknown; output: unknown }[], last: OperationCall | null): SafeHtml {
+  return html`<h2>Operations</h2>
+${last !== null && html`<div class="notice" role="status"><p><span class="label">${last.op}</span> answered:</p><pre id="call-result">${last.result}</pre></div>`}
+${operations.map(
+  (op) => html`<section aria-labelledby="op-${op.id}">
+<h3 id="op-${op.id}">${op.id} <span class="muted">(${op.access})</span></h3>
+${op.title !== null && html`<p>${op.title}</p>`}
+<details><summary>Input schema</summary><pre>${JSON.stringify(op.input ?? { type: "object" }, null, 2)}</pre></details>
+<form method="post" action="/apps/${appId}/operations/${op.id}">
+<label for="input-${op.id}">Input (JSON)</label>
+<textarea id="input-${op.id}" name="input" rows="3" spellcheck="false">${last?.op === op.id ? last.input : "{}"}</textarea>
+<button class="button" type="submit">Run ${op.id}</button>
+</form>
+</section>`,
+)}`;
+}
+
+export function settingsSection(appId: string, visibility: string, canManage: boolean): SafeHtml {
+  if (!canManage) return html``;
+  return html`<h2>Settings</h2>
+<form method="post" action="/apps/${appId}/visibility">
+<label for="visibility">Who may open it</label>
+<select id="visibility" name="visibility">${(["private", "signed-in", "public"] as const).map(
+    (v) => html`<option value="${v}"${v === visibility && html` selected`}>${v === "private" ? "Only people it is shared with" : v === "signed-in" ? "Anyone signed in" : "Anyone with the link"}</option>`,
+  )}</select>
+<button class="button" type="submit">Save visibility</button>
+</form>
+<h2>Delete</h2>
+<form method="post" action="/apps/${appId}/delete">
+<label for="confirm">Type the app's manifest id to delete it and everything it stores</label>
+<input id="confirm" name="confirm" required autocomplete="off" spellcheck="false">
+<button class="button danger" type="submit">Delete this app</button>
+</form>`;
+}
