@@ -1,30 +1,20 @@
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { serverAndBrowser } from "./helpers/browser.ts";
 
 describe("agents: mcpHint, agent.json and the MCP setup page", () => {
-  let server: TestServer;
-  let browser: TestBrowser;
-  beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const suite = serverAndBrowser();
 
   it("create responses carry mcpHint, valid against the OpenAPI document", async () => {
-    const res = await server.client.post("/app", { module: moduleSource(manifestOf("hinted")) });
-    expect(res.body.mcpHint).toMatchObject({ setupUrl: `${server.config.baseUrl}/mcp/setup` });
+    const res = await suite.server.client.post("/app", { module: moduleSource(manifestOf("hinted")) });
+    expect(res.body.mcpHint).toMatchObject({ setupUrl: `${suite.server.config.baseUrl}/mcp/setup` });
     expect(Object.keys(res.body.mcpHint.snippets).sort()).toEqual(["claude-code", "curl", "cursor", "vscode"]);
-    expect(res.body.mcpHint.snippets["claude-code"]).toContain(`${server.config.baseUrl}/mcp`);
+    expect(res.body.mcpHint.snippets["claude-code"]).toContain(`${suite.server.config.baseUrl}/mcp`);
     // No token ever goes into a snippet.
     expect(JSON.stringify(res.body.mcpHint)).not.toContain(res.body.token);
-    const doc = (await server.client.get("/.well-known/openapi.json")).body;
+    const doc = (await suite.server.client.get("/.well-known/openapi.json")).body;
     const schema = doc.paths["/app"].post.responses["201"].content["application/json"].schema.properties.mcpHint;
     const ajv = new Ajv2020.default({ strict: false });
     addFormats.default(ajv);
@@ -34,31 +24,31 @@ describe("agents: mcpHint, agent.json and the MCP setup page", () => {
   });
 
   it("agent.json: describe plus call URLs, auth, MCP URLs and a curl line per operation", async () => {
-    const user = await makeUser(server);
-    const id = (await server.client.post("/app", { module: moduleSource(manifestOf("described", ["list", "add"])) }, { token: user.token })).body.id;
-    const res = await server.client.get(`/app/${id}/agent.json`, { token: user.token });
+    const user = await makeUser(suite.server);
+    const id = (await suite.server.client.post("/app", { module: moduleSource(manifestOf("described", ["list", "add"])) }, { token: user.token })).body.id;
+    const res = await suite.server.client.get(`/app/${id}/agent.json`, { token: user.token });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ ok: true, id, role: "owner", mcp: { app: `${server.config.baseUrl}/app/${id}/mcp`, service: `${server.config.baseUrl}/mcp` } });
+    expect(res.body).toMatchObject({ ok: true, id, role: "owner", mcp: { app: `${suite.server.config.baseUrl}/app/${id}/mcp`, service: `${suite.server.config.baseUrl}/mcp` } });
     expect(res.body.operations.map((o: { id: string; callUrl: string }) => [o.id, o.callUrl])).toEqual([
-      ["list", `${server.config.baseUrl}/app/${id}/api/list`],
-      ["add", `${server.config.baseUrl}/app/${id}/api/add`],
+      ["list", `${suite.server.config.baseUrl}/app/${id}/api/list`],
+      ["add", `${suite.server.config.baseUrl}/app/${id}/api/add`],
     ]);
-    expect(res.body.operations[0].curl).toContain(`-X POST ${server.config.baseUrl}/app/${id}/api/list`);
-    const stranger = await makeUser(server);
-    expect((await server.client.get(`/app/${id}/agent.json`, { token: stranger.token })).status).toBe(403);
+    expect(res.body.operations[0].curl).toContain(`-X POST ${suite.server.config.baseUrl}/app/${id}/api/list`);
+    const stranger = await makeUser(suite.server);
+    expect((await suite.server.client.get(`/app/${id}/agent.json`, { token: stranger.token })).status).toBe(403);
   });
 
   it("/mcp/setup shows each client's configuration with a copy button and a way to pair", { timeout: 60_000 }, async () => {
-    const page = await browser.newPage();
-    await page.goto(`${server.url}/mcp/setup`);
+    const page = await suite.browser.newPage();
+    await page.goto(`${suite.server.url}/mcp/setup`);
     await page.getByRole("heading", { name: "Connect an agent" }).waitFor();
     for (const name of ["Claude Code", "Cursor (.cursor/mcp.json)", "VS Code (.vscode/mcp.json)", "curl"]) {
       await page.getByRole("heading", { name }).waitFor();
       await page.getByRole("button", { name: `Copy ${name}` }).waitFor();
     }
-    expect(await page.locator("#snippet-claude-code").textContent()).toContain(`claude mcp add --transport http brickyard ${server.config.baseUrl}/mcp`);
+    expect(await page.locator("#snippet-claude-code").textContent()).toContain(`claude mcp add --transport http brickyard ${suite.server.config.baseUrl}/mcp`);
     expect(await page.getByRole("link", { name: "Pair an agent with your account" }).getAttribute("href")).toBe("/pair");
-    await browser.screenshot(page, "mcp-setup");
+    await suite.browser.screenshot(page, "mcp-setup");
     await page.close();
   });
 });

@@ -1,10 +1,9 @@
 import { AxeBuilder } from "@axe-core/playwright";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { manifestOf, moduleSource } from "./helpers/apps.ts";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { serverAndBrowser } from "./helpers/browser.ts";
 import { mailedLink, VERIFY_LINK } from "./helpers/mail.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
 
 const WIDTHS = [1280, 390] as const;
 
@@ -27,22 +26,13 @@ export default {
 
 /** Issue 19 (the front door): a new person, in real Chromium, from the landing page to their app. */
 describe("console: the front door in real Chromium", () => {
-  let server: TestServer;
-  let browser: TestBrowser;
-  beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const suite = serverAndBrowser();
 
   /** Screenshots at both widths, and no serious or critical axe violation. */
   async function check(page: Page, name: string): Promise<void> {
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 800 });
-      await browser.screenshot(page, `console-${name}-${width}`);
+      await suite.browser.screenshot(page, `console-${name}-${width}`);
     }
     const results = await new AxeBuilder({ page }).analyze();
     const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
@@ -50,8 +40,8 @@ describe("console: the front door in real Chromium", () => {
   }
 
   it("signs up, verifies, claims an agent's app, sets a secret, runs a routine, takes a webhook delivery, reads diagnostics, mints and revokes a token", { timeout: 180_000 }, async () => {
-    const page = await browser.newPage();
-    await page.goto(`${server.url}/`);
+    const page = await suite.browser.newPage();
+    await page.goto(`${suite.server.url}/`);
     await page.getByRole("heading", { name: "Brickyard" }).waitFor();
     await check(page, "landing");
 
@@ -66,19 +56,19 @@ describe("console: the front door in real Chromium", () => {
     expect(await page.getByRole("status").textContent()).toContain("Confirm your email");
     await check(page, "dashboard-empty");
 
-    await page.goto(await mailedLink(server, "new.person@example.test", VERIFY_LINK).then((path) => `${server.url}${new URL(path, server.url).pathname}${new URL(path, server.url).search}`));
-    await page.goto(`${server.url}/`);
+    await page.goto(await mailedLink(suite.server, "new.person@example.test", VERIFY_LINK).then((path) => `${suite.server.url}${new URL(path, suite.server.url).pathname}${new URL(path, suite.server.url).search}`));
+    await page.goto(`${suite.server.url}/`);
     await page.getByRole("heading", { name: "Your apps" }).waitFor();
     expect(await page.getByRole("status").count()).toBe(0);
 
     // An agent makes an app and hands the person its claim link.
-    const made = await server.client.post("/app", { module: TODO });
-    await page.goto(`${server.url}/app/${made.body.id}/claim#token=${made.body.token}`);
+    const made = await suite.server.client.post("/app", { module: TODO });
+    await page.goto(`${suite.server.url}/app/${made.body.id}/claim#token=${made.body.token}`);
     await page.getByRole("button", { name: "Claim “Todo board” as @newperson" }).click();
     await page.waitForURL((url) => !url.pathname.endsWith("/claim"));
-    await server.client.post("/app", { module: moduleSource(manifestOf("other-thing")) }, { token: (await server.ctx.tokens.mintUserToken((await server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token });
+    await suite.server.client.post("/app", { module: moduleSource(manifestOf("other-thing")) }, { token: (await suite.server.ctx.tokens.mintUserToken((await suite.server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token });
 
-    await page.goto(`${server.url}/`);
+    await page.goto(`${suite.server.url}/`);
     await page.getByRole("link", { name: "Todo board" }).waitFor();
     await page.getByRole("link", { name: "other-thing" }).waitFor();
     await check(page, "dashboard");
@@ -130,26 +120,26 @@ describe("console: the front door in real Chromium", () => {
     await check(page, "app-webhook-deliveries");
 
     // Diagnostics after a failing op.
-    const ownerToken = (await server.ctx.tokens.mintUserToken((await server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token;
-    expect((await server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken })).status).toBe(500);
+    const ownerToken = (await suite.server.ctx.tokens.mintUserToken((await suite.server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token;
+    expect((await suite.server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken })).status).toBe(500);
     await page.getByRole("link", { name: "Diagnostics" }).click();
     await page.getByText("the board fell over").first().waitFor();
     await check(page, "app-diagnostics");
 
     // Account: mint a token (shown once), then revoke it.
-    await page.goto(`${server.url}/account`);
+    await page.goto(`${suite.server.url}/account`);
     await page.getByLabel("Name").fill("laptop");
     await page.getByRole("button", { name: "Create token" }).click();
     const minted = (await page.locator("#minted-token").textContent()) ?? "";
     expect(minted).toMatch(/^svc_user_/);
-    expect((await server.client.get("/api/me", { token: minted })).status).toBe(200);
+    expect((await suite.server.client.get("/api/me", { token: minted })).status).toBe(200);
     await check(page, "account");
     await page.getByRole("button", { name: "Revoke laptop" }).click();
     await page.getByRole("heading", { name: "Account" }).waitFor();
     expect(await page.content()).not.toContain(minted);
-    expect((await server.client.get("/api/me", { token: minted })).status).toBe(401);
+    expect((await suite.server.client.get("/api/me", { token: minted })).status).toBe(401);
 
-    await page.goto(`${server.url}/`);
+    await page.goto(`${suite.server.url}/`);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Brickyard" }).waitFor();
     await page.close();
@@ -157,7 +147,7 @@ describe("console: the front door in real Chromium", () => {
 
   it("forms refuse cross-origin posts; an app's page is 404 to strangers and sign-in to nobody", async () => {
     for (const path of ["/sign-up", "/sign-out", "/account/tokens", `/apps/${crypto.randomUUID()}/secrets`, `/apps/${crypto.randomUUID()}/webhooks`]) {
-      const res = await fetch(`${server.url}${path}`, {
+      const res = await fetch(`${suite.server.url}${path}`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example", accept: "application/json" },
         body: "email=a%40b.test&handle=abc&password=long+enough+pw",
@@ -165,17 +155,17 @@ describe("console: the front door in real Chromium", () => {
       expect(res.status, path).toBe(403);
       expect(((await res.json()) as { error: { kind: string } }).error.kind).toBe("forbidden");
     }
-    const owner = await server.ctx.users.create({ email: "owner@example.test", handle: "owner1", password: "a long enough password" });
-    const ownerToken = (await server.ctx.tokens.mintUserToken(owner.id, {})).token;
-    const app = await server.client.post("/app", { module: moduleSource(manifestOf("secret-plans", ["list"], { displayName: "Secret plans" })) }, { token: ownerToken });
-    const stranger = await server.ctx.users.create({ email: "stranger@example.test", handle: "stranger1", password: "a long enough password" });
-    const cookie = `svc_session=${await server.ctx.sessions.create(stranger.id)}`;
+    const owner = await suite.server.ctx.users.create({ email: "owner@example.test", handle: "owner1", password: "a long enough password" });
+    const ownerToken = (await suite.server.ctx.tokens.mintUserToken(owner.id, {})).token;
+    const app = await suite.server.client.post("/app", { module: moduleSource(manifestOf("secret-plans", ["list"], { displayName: "Secret plans" })) }, { token: ownerToken });
+    const stranger = await suite.server.ctx.users.create({ email: "stranger@example.test", handle: "stranger1", password: "a long enough password" });
+    const cookie = `svc_session=${await suite.server.ctx.sessions.create(stranger.id)}`;
     for (const tab of ["", "/secrets", "/routines", "/webhooks", "/diagnostics"]) {
-      const denied = await fetch(`${server.url}/apps/${app.body.id}${tab}`, { headers: { cookie } });
+      const denied = await fetch(`${suite.server.url}/apps/${app.body.id}${tab}`, { headers: { cookie } });
       expect(denied.status, tab).toBe(404);
       expect(await denied.text()).not.toContain("Secret plans");
     }
-    const nobody = await fetch(`${server.url}/apps/${app.body.id}`);
+    const nobody = await fetch(`${suite.server.url}/apps/${app.body.id}`);
     expect(nobody.status).toBe(401);
     const text = await nobody.text();
     expect(text).toContain("Sign in");
@@ -183,11 +173,11 @@ describe("console: the front door in real Chromium", () => {
   });
 
   it("an app's source, operations (run with a form, the envelope shown), visibility and deletion", { timeout: 120_000 }, async () => {
-    const owner = await server.ctx.users.create({ email: "ops@example.test", handle: "opsperson", password: "a long enough password" });
-    const token = (await server.ctx.tokens.mintUserToken(owner.id, {})).token;
-    const created = await server.client.post("/app", { module: TODO }, { token });
-    const page = await browser.newPage();
-    await page.goto(`${server.url}/sign-in?return_to=/apps/${created.body.id}`);
+    const owner = await suite.server.ctx.users.create({ email: "ops@example.test", handle: "opsperson", password: "a long enough password" });
+    const token = (await suite.server.ctx.tokens.mintUserToken(owner.id, {})).token;
+    const created = await suite.server.client.post("/app", { module: TODO }, { token });
+    const page = await suite.browser.newPage();
+    await page.goto(`${suite.server.url}/sign-in?return_to=/apps/${created.body.id}`);
     await page.getByLabel("Email or handle").fill("opsperson");
     await page.getByLabel("Password").fill("a long enough password");
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -217,12 +207,12 @@ describe("console: the front door in real Chromium", () => {
     await page.getByLabel("Type the app's manifest id").fill("not-it");
     await page.getByRole("button", { name: "Delete this app" }).click();
     await page.getByRole("alert").waitFor();
-    expect((await server.client.get(`/app/${created.body.id}/source`, { token })).status).toBe(200);
-    await page.goto(`${server.url}/apps/${created.body.id}`);
+    expect((await suite.server.client.get(`/app/${created.body.id}/source`, { token })).status).toBe(200);
+    await page.goto(`${suite.server.url}/apps/${created.body.id}`);
     await page.getByLabel("Type the app's manifest id").fill("todo-board");
     await page.getByRole("button", { name: "Delete this app" }).click();
     await page.getByRole("heading", { name: "Your apps" }).waitFor();
-    expect((await server.client.get(`/app/${created.body.id}/source`, { token })).status).toBe(404);
+    expect((await suite.server.client.get(`/app/${created.body.id}/source`, { token })).status).toBe(404);
     await page.close();
   });
 });

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { describe, expect, it } from "vitest";
+import { serverAndBrowser } from "./helpers/browser.ts";
 
 interface Example {
   kind: "example" | "call" | "ui";
@@ -24,23 +23,14 @@ function examplesOf(page: string): Example[] {
  * call the guide shows, expecting exactly the answer it shows.
  */
 describe("docs: /llms.txt → /docs/apps, every example deployed and called", () => {
-  let server: TestServer;
-  let browser: TestBrowser;
-  beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const suite = serverAndBrowser();
 
   it("every example in the guide deploys and answers as the guide says", { timeout: 60_000 }, async () => {
-    const index = await server.client.get("/llms.txt");
+    const index = await suite.server.client.get("/llms.txt");
     expect(index.headers.get("content-type")).toContain("text/plain");
     const guideUrl = /\[Writing apps\]\((\S+)\)/.exec(index.text)?.[1];
-    expect(guideUrl).toBe(`${server.config.baseUrl}/docs/apps`);
-    const guide = await server.client.get(new URL(guideUrl ?? "").pathname);
+    expect(guideUrl).toBe(`${suite.server.config.baseUrl}/docs/apps`);
+    const guide = await suite.server.client.get(new URL(guideUrl ?? "").pathname);
     expect(guide.status).toBe(200);
     const examples = examplesOf(guide.text);
     const modules = examples.filter((e) => e.kind === "example");
@@ -50,7 +40,7 @@ describe("docs: /llms.txt → /docs/apps, every example deployed and called", ()
     const deployed = new Map<string, { id: string; token: string }>();
     for (const example of modules) {
       const ui = examples.find((e) => e.kind === "ui" && e.name === example.name)?.text;
-      const res = await server.client.post("/app", { module: example.text, ...(ui === undefined ? {} : { ui }) });
+      const res = await suite.server.client.post("/app", { module: example.text, ...(ui === undefined ? {} : { ui }) });
       expect(res.status, `${example.name}: ${JSON.stringify(res.body)}`).toBe(201);
       expect(res.body.warnings, example.name).toBeUndefined();
       deployed.set(example.name, { id: res.body.id, token: res.body.token });
@@ -59,14 +49,14 @@ describe("docs: /llms.txt → /docs/apps, every example deployed and called", ()
       const app = deployed.get(call.name);
       expect(app, `a call to ${call.name}, which the guide never defines`).toBeDefined();
       const { op, input, expect: expected } = JSON.parse(call.text) as { op: string; input: unknown; expect: Record<string, unknown> };
-      const res = await server.client.post(`/app/${app?.id}/api/${op}`, input, { token: app?.token });
+      const res = await suite.server.client.post(`/app/${app?.id}/api/${op}`, input, { token: app?.token });
       expect(res.body, `${call.name}.${op}(${JSON.stringify(input)})`).toMatchObject(expected);
     }
     // Every UI example runs in a real page and its button reaches the backend.
     for (const ui of examples.filter((e) => e.kind === "ui")) {
       const app = deployed.get(ui.name);
-      const page = await browser.newPage();
-      await page.goto(`${server.config.baseUrl}/app/${app?.id}`);
+      const page = await suite.browser.newPage();
+      await page.goto(`${suite.server.config.baseUrl}/app/${app?.id}`);
       const frame = page.frameLocator("iframe");
       await frame.getByRole("button", { name: "Greet" }).click();
       await frame.getByText("Hi page").waitFor();
@@ -75,11 +65,11 @@ describe("docs: /llms.txt → /docs/apps, every example deployed and called", ()
   });
 
   it("the guide is readable in a browser", { timeout: 30_000 }, async () => {
-    const page = await browser.newPage();
-    await page.goto(`${server.url}/docs/apps`);
+    const page = await suite.browser.newPage();
+    await page.goto(`${suite.server.url}/docs/apps`);
     await page.getByRole("heading", { name: "Writing apps for Brickyard" }).waitFor();
     await page.getByRole("heading", { name: "Storing data" }).waitFor();
-    await browser.screenshot(page, "docs-apps");
+    await suite.browser.screenshot(page, "docs-apps");
     await page.close();
   });
 });

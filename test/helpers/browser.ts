@@ -2,6 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+import { startServer, type TestServer } from "./server.ts";
 
 // Debian's Chromium (`apt-get install chromium`; .ci/run installs it), driven by playwright-core,
 // which ships no browser of its own.
@@ -55,4 +57,21 @@ export async function launchBrowser(): Promise<TestBrowser> {
       }
     },
   };
+}
+
+/**
+ * A suite's real server and Chromium, started before its tests and closed after: read them as
+ * `suite.server` and `suite.browser` inside tests.
+ */
+export function serverAndBrowser(start: () => Promise<TestServer> = () => startServer()): { readonly server: TestServer; readonly browser: TestBrowser } {
+  const suite = {} as { server: TestServer; browser: TestBrowser };
+  beforeAll(async () => {
+    suite.server = await start();
+    suite.browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.server?.close();
+  });
+  return suite;
 }
