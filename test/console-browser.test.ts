@@ -202,6 +202,13 @@ describe("console: the front door in real Chromium", () => {
     await page.getByLabel("Who may open it").selectOption("public");
     await page.getByRole("button", { name: "Save visibility" }).click();
     expect(await page.locator(".facts").textContent()).toContain("public");
+    await page.getByRole("button", { name: "Let people copy it while public" }).click();
+    await page.getByRole("button", { name: "Stop letting people copy it" }).waitFor();
+    await page.getByLabel(/Starter prompt/).fill("Plan my week with this board.");
+    await page.getByRole("button", { name: "Save starter prompt" }).click();
+    expect(await page.getByLabel(/Starter prompt/).inputValue()).toBe("Plan my week with this board.");
+    const stored = await suite.server.ctx.apps.get(created.body.id);
+    expect(stored).toMatchObject({ visibility: "public", remixable: true, starterPrompt: "Plan my week with this board." });
     await check(page, "app-overview-owner");
     // A wrong confirmation deletes nothing; the right one does.
     await page.getByLabel("Type the app's manifest id").fill("not-it");

@@ -71,7 +71,7 @@ export default function appTabs(app: App, ctx: AppContext): void {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;
     const body = appOverviewBody({ app: o.app, role: o.role, url: canonicalUrl(ctx.config.baseUrl, o.app) });
-    return page(reply, o, "overview", [body, settingsSection(o.app.id, o.app.visibility, can(o.role, "manage") && o.app.ownerUserId !== null)]);
+    return page(reply, o, "overview", [body, settingsSection(o.app, can(o.role, "manage") && o.app.ownerUserId !== null)]);
   });
   app.post(
     "/apps/:id/visibility",
@@ -80,6 +80,27 @@ export default function appTabs(app: App, ctx: AppContext): void {
       const o = await open(request, request.params.id, reply);
       if (o === null) return reply;
       await ctx.apps.setSettings(o.app.id, user(o), { visibility: request.body.visibility as Visibility });
+      return back(reply, o, "overview");
+    },
+  );
+  app.post(
+    "/apps/:id/remixable",
+    { schema: { ...summary("allow or stop copies"), params: Params, body: Type.Object({ remixable: Type.String({ enum: ["true", "false"] }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      await ctx.copies.setRemixable(o.app.id, user(o), request.body.remixable === "true");
+      return back(reply, o, "overview");
+    },
+  );
+  app.post(
+    "/apps/:id/starter-prompt",
+    { schema: { ...summary("set the starter prompt"), params: Params, body: Type.Object({ starter_prompt: Type.String({ maxLength: 2000 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      const text = request.body.starter_prompt.trim();
+      await ctx.apps.setSettings(o.app.id, user(o), { starterPrompt: text === "" ? null : text });
       return back(reply, o, "overview");
     },
   );

@@ -127,8 +127,10 @@ ${op.title !== null && html`<p>${op.title}</p>`}
 )}`;
 }
 
-export function settingsSection(appId: string, visibility: string, canManage: boolean): SafeHtml {
+export function settingsSection(app: { id: string; visibility: string; remixable: boolean; starterPrompt: string | null }, canManage: boolean): SafeHtml {
   if (!canManage) return html``;
+  const appId = app.id;
+  const visibility = app.visibility;
   return html`<h2>Settings</h2>
 <form method="post" action="/apps/${appId}/visibility">
 <label for="visibility">Who may open it</label>
@@ -136,6 +138,16 @@ export function settingsSection(appId: string, visibility: string, canManage: bo
     (v) => html`<option value="${v}"${v === visibility && html` selected`}>${v === "private" ? "Only people it is shared with" : v === "signed-in" ? "Anyone signed in" : "Anyone with the link"}</option>`,
   )}</select>
 <button class="button" type="submit">Save visibility</button>
+</form>
+<form method="post" action="/apps/${appId}/remixable">
+<input type="hidden" name="remixable" value="${app.remixable ? "false" : "true"}">
+<p>${app.remixable ? "Anyone may copy it while it is public." : "Nobody else may copy it."}</p>
+<button class="button secondary" type="submit">${app.remixable ? "Stop letting people copy it" : "Let people copy it while public"}</button>
+</form>
+<form method="post" action="/apps/${appId}/starter-prompt">
+<label for="starter-prompt">Starter prompt (leads the open-in-chat and copy-prompt text)</label>
+<textarea id="starter-prompt" name="starter_prompt" rows="3" maxlength="2000">${app.starterPrompt ?? ""}</textarea>
+<button class="button" type="submit">Save starter prompt</button>
 </form>
 <h2>Delete</h2>
 <form method="post" action="/apps/${appId}/delete">
