@@ -198,6 +198,19 @@ describe("console: the front door in real Chromium", () => {
     expect(JSON.parse((await page.locator("#call-result").textContent()) ?? "")).toMatchObject({ ok: false, error: { kind: "invalid_request" } });
     await check(page, "app-operations");
 
+    // Assets (with usage against the quota, and deletion) and the feedback inbox.
+    await suite.server.ctx.assets.put(created.body.id, "images/logo.png", "image/png", Buffer.alloc(3 * 1024, 1));
+    await suite.server.ctx.feedback.add({ id: created.body.id, revision: 1 }, null, { text: "Love the board <b>a lot</b>" });
+    await page.getByRole("link", { name: "Assets" }).click();
+    await page.getByText("images/logo.png", { exact: true }).waitFor();
+    expect(await page.locator("main").textContent()).toContain("3.0 KiB of 100.0 MiB used");
+    await check(page, "app-assets");
+    await page.getByRole("button", { name: "Delete images/logo.png" }).click();
+    await page.getByText("No assets.").waitFor();
+    await page.getByRole("link", { name: "Feedback" }).click();
+    expect(await page.locator("main").textContent()).toContain("Love the board <b>a lot</b>");
+    await check(page, "app-feedback");
+
     await page.getByRole("link", { name: "Overview" }).click();
     await page.getByLabel("Who may open it").selectOption("public");
     await page.getByRole("button", { name: "Save visibility" }).click();

@@ -9,7 +9,8 @@ import { UUID } from "../../domain/ids.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import type { WebhookView } from "../../domain/webhooks/views.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
-import { can, VISIBILITIES, type Visibility } from "../../domain/apps/access.ts";
+import { can, requirePermission, VISIBILITIES, type Visibility } from "../../domain/apps/access.ts";
+import { ASSET_QUOTA_BYTES } from "../../domain/web/assets.ts";
 import { visibleOperations } from "../../domain/apps/operations-view.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
 import type { App } from "../../http/types.ts";
@@ -18,7 +19,9 @@ import { signInPage } from "../../web/pages/common.ts";
 import { appPage, tabPath, type AppTab } from "../../web/pages/console/app.ts";
 import { appOverviewBody } from "../../web/pages/console/front.ts";
 import {
+  assetsTab,
   deliveriesBody,
+  feedbackTab,
   diagnosticsTab,
   operationsTab,
   routinesTab,
@@ -240,6 +243,32 @@ export default function appTabs(app: App, ctx: AppContext): void {
     const webhook = (await ctx.webhooks.listForApp(o.viewer.userId, o.app.id)).find((w) => w.id === request.params.item);
     if (webhook === undefined) throw apiError("not_found", "no such webhook on this app");
     return page(reply, o, "webhooks", deliveriesBody(o.app.id, webhook, await ctx.webhooks.deliveries(o.viewer.userId, webhook.id, { limit: 50 })));
+  });
+
+  app.get("/apps/:id/assets", { schema: { ...summary("assets"), params: Params } }, async (request, reply) => {
+    const o = await open(request, request.params.id, reply);
+    if (o === null) return reply;
+    return page(reply, o, "assets", assetsTab(o.app.id, await ctx.assets.list(o.app.id), ASSET_QUOTA_BYTES, can(o.role, "source:write")));
+  });
+  app.post(
+    "/apps/:id/assets/delete",
+    { schema: { ...summary("delete an asset"), params: Params, body: Type.Object({ key: Type.String({ maxLength: 1024 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      // As DELETE /app/{id}/assets/*: those who may edit the app change its assets.
+      requirePermission(o.role, o.app, "source:write");
+      if (!(await ctx.assets.delete(o.app.id, request.body.key))) throw apiError("not_found", `no asset ${request.body.key}`);
+      return back(reply, o, "assets");
+    },
+  );
+
+  app.get("/apps/:id/feedback", { schema: { ...summary("feedback"), params: Params } }, async (request, reply) => {
+    const o = await open(request, request.params.id, reply);
+    if (o === null) return reply;
+    // Read as GET /app/{id}/feedback is: the owner only.
+    await authorizeActivity({ ...user(o), via: "session" }, o.app, ctx.apps);
+    return page(reply, o, "feedback", feedbackTab(await ctx.feedback.list(o.app.id)));
   });
 
   app.get("/apps/:id/diagnostics", { schema: { ...summary("diagnostics and activity"), params: Params } }, async (request, reply) => {

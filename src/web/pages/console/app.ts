@@ -2,7 +2,7 @@ import type { AppRecord } from "../../../domain/apps/queries.ts";
 import { html, type HtmlValue, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";
 
-export type AppTab = "overview" | "source" | "operations" | "secrets" | "routines" | "webhooks" | "diagnostics";
+export type AppTab = "overview" | "source" | "operations" | "secrets" | "routines" | "webhooks" | "assets" | "feedback" | "diagnostics";
 
 const TABS: readonly [AppTab, string][] = [
   ["overview", "Overview"],
@@ -11,6 +11,8 @@ const TABS: readonly [AppTab, string][] = [
   ["secrets", "Secrets"],
   ["routines", "Routines"],
   ["webhooks", "Webhooks"],
+  ["assets", "Assets"],
+  ["feedback", "Feedback"],
   ["diagnostics", "Diagnostics"],
 ];
 

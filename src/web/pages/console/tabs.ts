@@ -156,3 +156,33 @@ export function settingsSection(app: { id: string; visibility: string; remixable
 <button class="button danger" type="submit">Delete this app</button>
 </form>`;
 }
+
+export function assetsTab(appId: string, assets: { key: string; contentType: string; sizeBytes: number; updatedAt: string }[], quotaBytes: number, canChange: boolean): SafeHtml {
+  const used = assets.reduce((sum, a) => sum + a.sizeBytes, 0);
+  return html`<h2>Assets</h2>
+<p>${mebibytes(used)} of ${mebibytes(quotaBytes)} used.</p>
+<meter min="0" max="${quotaBytes}" value="${used}" aria-label="Asset storage used">${Math.round((used / quotaBytes) * 100)}%</meter>
+${
+  assets.length === 0
+    ? html`<p>No assets. The app's page uploads them (<span class="label">POST /app/{id}/assets</span>).</p>`
+    : html`<ul class="rows">${assets.map(
+        (a) => html`<li><div><span class="label">${a.key}</span><span class="muted">${a.contentType} · ${mebibytes(a.sizeBytes)} · ${a.updatedAt}</span></div>
+${canChange && actionButton(`/apps/${appId}/assets/delete`, `Delete ${a.key}`, { secondary: true, hidden: { key: a.key } })}</li>`,
+      )}</ul>`
+}`;
+}
+
+export function feedbackTab(items: { id: string; text: string; email: string | null; revision: number; createdAt: string }[]): SafeHtml {
+  return html`<h2>Feedback</h2>
+${
+  items.length === 0
+    ? html`<p>No feedback yet. People send it from the app's page.</p>`
+    : html`<ul class="rows">${items.map(
+        (f) => html`<li><div><span class="muted">${f.createdAt} · revision ${f.revision}${f.email !== null && html` · ${f.email}`}</span><p>${f.text}</p></div></li>`,
+      )}</ul>`
+}`;
+}
+
+function mebibytes(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
