@@ -198,6 +198,36 @@ describe("console: the front door in real Chromium", () => {
     expect(JSON.parse((await page.locator("#call-result").textContent()) ?? "")).toMatchObject({ ok: false, error: { kind: "invalid_request" } });
     await check(page, "app-operations");
 
+    // Versions: a second revision from the API, then revision 1 restored from the page.
+    await suite.server.client.put(`/app/${created.body.id}`, { module: TODO.replace("Things to do", "Things to do, v2") }, { token });
+    await page.getByRole("link", { name: "Versions" }).click();
+    await page.getByText("Revision 2", { exact: true }).waitFor();
+    await check(page, "app-versions");
+    await page.getByRole("button", { name: "Restore revision 1" }).click();
+    await page.getByText("The app runs revision 3.").waitFor();
+    expect((await suite.server.client.get(`/app/${created.body.id}/source`, { token })).body.module).toContain('"Things to do"');
+
+    // Sharing: invite someone by handle, see the pending share, revoke it.
+    await suite.server.ctx.users.create({ email: "friend@example.test", handle: "friend1", password: "a long enough password" });
+    await page.getByRole("link", { name: "Sharing" }).click();
+    await page.getByLabel("Handle or email").fill("friend1");
+    await page.getByLabel("Role").selectOption("viewer");
+    await page.getByRole("button", { name: "Invite" }).click();
+    await page.getByText("viewer · pending").waitFor();
+    await check(page, "app-shares");
+    await page.getByRole("button", { name: "Revoke friend1" }).click();
+    await page.getByText("Nobody yet.").waitFor();
+
+    // Diagnostics, filtered by kind: the failed call is an api_proxy_result, not a diag_report.
+    await page.getByRole("link", { name: "Diagnostics" }).click();
+    await page.getByLabel("Kind").selectOption("api_proxy_result");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByText(/ · api_proxy_result · revision /).first().waitFor();
+    await page.getByLabel("Kind").selectOption("diag_report");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByText("No events.").waitFor();
+    await check(page, "app-diagnostics-filtered");
+
     // Assets (with usage against the quota, and deletion) and the feedback inbox.
     await suite.server.ctx.assets.put(created.body.id, "images/logo.png", "image/png", Buffer.alloc(3 * 1024, 1));
     await suite.server.ctx.feedback.add({ id: created.body.id, revision: 1 }, null, { text: "Love the board <b>a lot</b>" });

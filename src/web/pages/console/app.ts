@@ -2,12 +2,14 @@ import type { AppRecord } from "../../../domain/apps/queries.ts";
 import { html, type HtmlValue, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";
 
-export type AppTab = "overview" | "source" | "operations" | "secrets" | "routines" | "webhooks" | "assets" | "feedback" | "diagnostics";
+export type AppTab = "overview" | "source" | "versions" | "operations" | "shares" | "secrets" | "routines" | "webhooks" | "assets" | "feedback" | "diagnostics";
 
 const TABS: readonly [AppTab, string][] = [
   ["overview", "Overview"],
   ["source", "Source"],
+  ["versions", "Versions"],
   ["operations", "Operations"],
+  ["shares", "Sharing"],
   ["secrets", "Secrets"],
   ["routines", "Routines"],
   ["webhooks", "Webhooks"],

@@ -88,10 +88,11 @@ ${
 }`;
 }
 
-export function diagnosticsTab(entries: DiagEntry[], activity: ActivityEvent[]): SafeHtml {
+export function diagnosticsTab(entries: DiagEntry[], activity: ActivityEvent[], filter: SafeHtml): SafeHtml {
   return html`<h2>Recent errors and logs</h2>
 ${entries.length === 0 ? html`<p>Nothing recorded.</p>` : html`<ul class="rows">${[...entries].reverse().map((e) => html`<li><div><span class="muted">${e.ts} · ${e.source}</span><pre>${e.message}${e.stack !== "" && `\n${e.stack}`}</pre></div></li>`)}</ul>`}
 <h2>Activity</h2>
+${filter}
 ${activity.length === 0 ? html`<p>No events.</p>` : html`<ul class="rows">${activity.map((a) => html`<li><div><span class="muted">${a.ts} · ${a.kind} · revision ${a.revision}</span> ${a.summary}</div></li>`)}</ul>`}`;
 }
 
@@ -185,4 +186,45 @@ ${
 
 function mebibytes(bytes: number): string {
   return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export function versionsTab(appId: string, current: number, versions: { revision: number; createdAt: string; sizeBytes: number; restorable: boolean }[], canWrite: boolean): SafeHtml {
+  return html`<h2>Versions</h2>
+<p>The app runs revision ${current}. Restoring makes an old revision the next one.</p>
+<ul class="rows">${versions.map(
+    (v) => html`<li><div><span class="label">Revision ${v.revision}</span><span class="muted">${v.createdAt} · ${mebibytes(v.sizeBytes)}${!v.restorable && " · not restorable"}</span></div>
+${canWrite && v.revision !== current && v.restorable && actionButton(`/apps/${appId}/versions/${v.revision}/restore`, `Restore revision ${v.revision}`, { secondary: true, hidden: { expected: String(current) } })}</li>`,
+  )}</ul>`;
+}
+
+export function sharesTab(appId: string, shares: { shareId: string; grantee: string; role: string; status: string }[]): SafeHtml {
+  return html`<h2>Shared with</h2>
+${
+  shares.length === 0
+    ? html`<p>Nobody yet.</p>`
+    : html`<ul class="rows">${shares.map(
+        (s) => html`<li><div><span class="label">${s.grantee}</span><span class="muted">${s.role} · ${s.status}</span></div>
+${actionButton(`/apps/${appId}/shares/${s.shareId}/revoke`, `Revoke ${s.grantee}`, { secondary: true })}</li>`,
+      )}</ul>`
+}
+<h2>Share</h2>
+<form method="post" action="/apps/${appId}/shares">
+<label for="grantee">Handle or email</label>
+<input id="grantee" name="grantee" required maxlength="254" autocomplete="off">
+<label for="share-role">Role</label>
+<select id="share-role" name="role"><option value="collaborator">Collaborator: edits and runs it</option><option value="end-user">User: runs it</option><option value="viewer">Viewer: runs read operations</option></select>
+<button class="button" type="submit">Invite</button>
+</form>`;
+}
+
+export function activityFilter(appId: string, kinds: readonly string[], chosen: { kind: string; within: string }): SafeHtml {
+  return html`<form method="get" action="/apps/${appId}/diagnostics" class="filters">
+<label for="activity-kind">Kind</label>
+<select id="activity-kind" name="kind"><option value="">All kinds</option>${kinds.map((k) => html`<option value="${k}"${k === chosen.kind && html` selected`}>${k}</option>`)}</select>
+<label for="activity-within">Within</label>
+<select id="activity-within" name="within">${(["", "hour", "day", "week"] as const).map(
+    (w) => html`<option value="${w}"${w === chosen.within && html` selected`}>${w === "" ? "Any time" : `The last ${w}`}</option>`,
+  )}</select>
+<button class="button secondary" type="submit">Filter</button>
+</form>`;
 }
