@@ -131,6 +131,10 @@ describe("console: the front door in real Chromium", () => {
     await page.getByLabel("Name").fill("laptop");
     await page.getByRole("button", { name: "Create token" }).click();
     const minted = (await page.locator("#minted-token").textContent()) ?? "";
+    // The plan's limits with this person's use: one routine and one webhook made above.
+    const limits = (await page.locator("main").textContent()) ?? "";
+    expect(limits).toContain("Routines1 of 25 (3 per app)");
+    expect(limits).toContain("Webhooks1 of 25 (3 per app)");
     expect(minted).toMatch(/^svc_user_/);
     expect((await suite.server.client.get("/api/me", { token: minted })).status).toBe(200);
     await check(page, "account");

@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
+import { PLAN_LIMITS } from "../../domain/plans.ts";
 import { VERIFY_RESEND_PER_USER } from "../auth/limits.ts";
 import { sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
@@ -22,7 +23,10 @@ export default function accountPages(app: App, ctx: AppContext): void {
   const render = async (reply: FastifyReply, viewer: Viewer, minted: string | null) => {
     const user = await ctx.users.byId(viewer.userId);
     const tokens = await ctx.tokens.listUserTokens(viewer.userId);
-    return sendPage(reply, accountPage({ handle: viewer.handle, email: user?.email ?? "", plan: user?.plan ?? "free", tokens, minted }));
+    const plan = user?.plan ?? "free";
+    // The same counts the routine and webhook limits are checked against.
+    const usage = { limits: PLAN_LIMITS[plan], routines: (await ctx.routines.listForUser(viewer.userId)).limits.used, webhooks: (await ctx.webhooks.listForUser(viewer.userId)).limits.used };
+    return sendPage(reply, accountPage({ handle: viewer.handle, email: user?.email ?? "", plan, usage, tokens, minted }));
   };
 
   app.get("/account", { schema: { tags: ["pages"], summary: "Your account: plan and user tokens (HTML)" } }, async (request, reply) => {

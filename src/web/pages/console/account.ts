@@ -1,17 +1,33 @@
 import { iso } from "../../../config/clock.ts";
+import type { PlanLimits } from "../../../domain/plans.ts";
 import type { UserTokenView } from "../../../domain/tokens/tokens.ts";
 import { html, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";
 import { actionButton } from "./app.ts";
 
+/** What the person's plan allows and how much of it their own apps use. */
+export interface PlanUsage {
+  limits: PlanLimits;
+  routines: number;
+  webhooks: number;
+}
+
 /** `/account`: the person's plan and user tokens (a new token's plaintext shown once, here). */
-export function accountPage(options: { handle: string; email: string; plan: string; tokens: UserTokenView[]; minted: string | null }): SafeHtml {
+export function accountPage(options: { handle: string; email: string; plan: string; usage: PlanUsage; tokens: UserTokenView[]; minted: string | null }): SafeHtml {
+  const { limits } = options.usage;
   return layout({
     title: "Account",
     handle: options.handle,
     body: html`<p><a href="/">← Your apps</a></p>
 <h1>Account</h1>
 <dl class="facts"><dt>Handle</dt><dd>@${options.handle}</dd><dt>Email</dt><dd>${options.email}</dd><dt>Plan</dt><dd>${options.plan}</dd></dl>
+<h2>Plan limits</h2>
+<dl class="facts">
+<dt>Routines</dt><dd>${options.usage.routines} of ${limits.routines_per_owner} (${limits.routines_per_app} per app)</dd>
+<dt>Webhooks</dt><dd>${options.usage.webhooks} of ${limits.webhooks_per_owner} (${limits.webhooks_per_app} per app)</dd>
+<dt>Versions kept</dt><dd>${limits.version_history} per app</dd>
+<dt>Runs</dt><dd>${limits.concurrent_runs} at once, ${limits.runs_per_minute} a minute per app</dd>
+</dl>
 <h2>Tokens</h2>
 ${
   options.minted !== null &&
