@@ -329,4 +329,25 @@ export default {
     const res = await server.client.get(`/api/v1/builds/${id}`, { token: user.token, headers: { prefer: "wait=10" } });
     expect(res.body).toMatchObject({ state: "expired", error: { kind: "app_build_expired", retryable: false } });
   });
+
+  it("a person follows a build on its page: building, then published with its packages and a link to the app", async () => {
+    const user = await makeUser(server);
+    const stranger = await makeUser(server);
+    const held = registry.hold();
+    const res = await server.client.post("/app", { module: GREET.replace("ada", "page") }, { token: user.token });
+    await held.reached;
+    const view = (cookie: string) => fetch(`${server.url}/builds/${res.body.buildId}`, { headers: { cookie, accept: "text/html" } });
+    const building = await view(user.cookie);
+    expect(building.status).toBe(200);
+    expect(await building.text()).toContain("Building…");
+    held.release();
+    await settle(server, res.body, user.token);
+    const published = await (await view(user.cookie)).text();
+    expect(published).toContain("<h1>Published</h1>");
+    expect(published).toContain(`href="/apps/${res.body.appId}"`);
+    expect(published).toContain("greet</span> 1.2.0");
+    const denied = await view(stranger.cookie);
+    expect(denied.status).toBe(403);
+    expect(await denied.text()).not.toContain("greet");
+  });
 });

@@ -115,7 +115,7 @@ export default function appTabs(app: App, ctx: AppContext): void {
       if (o === null) return reply;
       // The revision the page showed: a write since then makes this a 412, not a silent overwrite.
       const restored = await ctx.versions.restore(o.app.id, request.params.item, user(o), { expectedRevision: Number(request.body.expected) });
-      if ("deferred" in restored) return reply.redirect(`/api/v1/builds/${restored.deferred.buildId}`, 303);
+      if ("deferred" in restored) return reply.redirect(`/builds/${restored.deferred.buildId}`, 303);
       return back(reply, o, "versions");
     },
   );

@@ -32,7 +32,7 @@ export default function templatePageRoutes(app: App, ctx: AppContext): void {
       try {
         const result = await ctx.copies.copy(request.params.appId, viewer.userId, {});
         // A template with npm imports is built for the copy first; its status says when it is ready.
-        if ("deferred" in result) return await reply.redirect(`${ctx.config.baseUrl}/api/v1/builds/${result.deferred.buildId}`, 303);
+        if ("deferred" in result) return await reply.redirect(`/builds/${result.deferred.buildId}`, 303);
         return await reply.redirect(canonicalUrl(ctx.config.baseUrl, result.app), 303);
       } catch (error) {
         const existing = error instanceof ApiError && error.kind === "duplicate_remix" ? error.fields.existingAppId : undefined;
