@@ -124,6 +124,8 @@ describe("console: the front door in real Chromium", () => {
     expect((await suite.server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken })).status).toBe(500);
     await page.getByRole("link", { name: "Diagnostics" }).click();
     await page.getByText("the board fell over").first().waitFor();
+    expect(await page.locator("figcaption").textContent()).toMatch(/^1 failed calls in the last 7 days; the most, 1, in the hour from \d{4}-\d\d-\d\dT\d\d:00 UTC\.$/);
+    expect(await page.locator(".chart rect").count()).toBe(1);
     await check(page, "app-diagnostics");
 
     // Account: mint a token (shown once), then revoke it.
@@ -246,6 +248,8 @@ describe("console: the front door in real Chromium", () => {
     await check(page, "app-feedback");
 
     await page.getByRole("link", { name: "Overview" }).click();
+    // The add above stored one small value: the data meter counts its bytes.
+    expect(await page.locator("main").textContent()).toMatch(/\d+ B of 100\.0 MiB stored \(KV and blobs\)/);
     await page.getByLabel("Who may open it").selectOption("public");
     await page.getByRole("button", { name: "Save visibility" }).click();
     expect(await page.locator(".facts").textContent()).toContain("public");

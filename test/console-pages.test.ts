@@ -46,4 +46,15 @@ describeEachDialect("console: dashboard pages and search", (dialect) => {
     const none = await page(server, "/?q=zzz", user.cookie);
     expect(none.text).toContain("No app matches “zzz”.");
   });
+
+  it("the diagnostics chart counts failed calls per hour from the store", async () => {
+    const module = `export const manifest = { id: "faulty", routes: { boom: { access: "read" } } };
+export default { async fetch() { throw new Error("faulty on purpose"); } };`;
+    const app = await server.client.post("/app", { module }, { token: user.token });
+    for (let i = 0; i < 3; i++) expect((await server.client.post(`/app/${app.body.id}/api/boom`, {}, { token: user.token })).status).toBe(500);
+    const diagnostics = await page(server, `/apps/${app.body.id}/diagnostics`, user.cookie);
+    expect(diagnostics.status).toBe(200);
+    expect(diagnostics.text).toMatch(/<figcaption>3 failed calls in the last 7 days; the most, 3, in the hour from/);
+    expect(diagnostics.text.match(/<rect /g)).toHaveLength(1);
+  });
 });

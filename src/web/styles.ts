@@ -45,6 +45,10 @@ details { margin: 0 0 0.75rem; }
 h3 { font-size: 1rem; margin: 1rem 0 0.5rem; }
 .button.danger { background: var(--error); border-color: var(--error); color: #fff; }
 .notice, .reveal { padding: 0.75rem; border: 2px solid var(--accent); border-radius: 8px; margin: 0 0 1rem; }
+.chart { margin: 0 0 1rem; }
+.chart svg { display: block; width: 100%; height: 5rem; color: var(--fg); border-bottom: 1px solid var(--line); }
+.chart figcaption { color: var(--muted); font-size: 0.9rem; }
+meter { width: 100%; height: 1rem; margin: 0 0 1rem; }
 .apps { list-style: none; padding: 0; margin: 0 0 1rem; }
 .apps li { display: flex; gap: 0.75rem; align-items: center; padding: 0.6rem 0; border-bottom: 1px solid var(--line); }
 .apps li div { display: flex; flex-direction: column; min-width: 0; }

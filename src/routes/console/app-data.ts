@@ -8,7 +8,7 @@ import { ASSET_QUOTA_BYTES } from "../../domain/web/assets.ts";
 import { ACTIVITY_KINDS, type ActivityKind } from "../../domain/diagnostics/activity.ts";
 import type { ShareRole } from "../../domain/shares/shares.ts";
 import type { App } from "../../http/types.ts";
-import { activityFilter, assetsTab, sharesTab, feedbackTab, diagnosticsTab, secretsTab } from "../../web/pages/console/tabs.ts";
+import { failuresChart, activityFilter, assetsTab, sharesTab, feedbackTab, diagnosticsTab, secretsTab } from "../../web/pages/console/tabs.ts";
 import { consoleKit, ItemParams, Params } from "./opened.ts";
 
 const WITHIN_MS = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 } as const;
@@ -102,6 +102,8 @@ export default function appData(app: App, ctx: AppContext): void {
     const since = within === "" ? null : ctx.clock.now() - WITHIN_MS[within];
     const kinds = kind === "" ? null : [kind as ActivityKind];
     const activity = await ctx.activity.list(o.app.id, { kinds, since, limit: 50 });
-    return page(reply, o, "diagnostics", diagnosticsTab(ctx.diag.list(o.app.id), activity, activityFilter(o.app.id, ACTIVITY_KINDS, { kind, within })));
+    const now = ctx.clock.now();
+    const chart = failuresChart(await ctx.activity.failuresPerHour(o.app.id, now - 7 * 86_400_000), now);
+    return page(reply, o, "diagnostics", [chart, diagnosticsTab(ctx.diag.list(o.app.id), activity, activityFilter(o.app.id, ACTIVITY_KINDS, { kind, within }))]);
   });
 }

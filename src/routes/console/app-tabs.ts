@@ -9,7 +9,8 @@ import { visibleOperations } from "../../domain/apps/operations-view.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
 import type { App } from "../../http/types.ts";
 import { appOverviewBody } from "../../web/pages/console/front.ts";
-import { versionsTab, operationsTab, settingsSection, sourceTab, type OperationCall } from "../../web/pages/console/tabs.ts";
+import { versionsTab, operationsTab, settingsSection, sourceTab, type OperationCall, storageMeter } from "../../web/pages/console/tabs.ts";
+import { APP_CAP_BYTES } from "../../domain/storage/index.ts";
 import { consoleKit, ItemParams, Params, type Opened } from "./opened.ts";
 
 /**
@@ -23,7 +24,8 @@ export default function appTabs(app: App, ctx: AppContext): void {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;
     const body = appOverviewBody({ app: o.app, role: o.role, url: canonicalUrl(ctx.config.baseUrl, o.app) });
-    return page(reply, o, "overview", [body, settingsSection(o.app, can(o.role, "manage") && o.app.ownerUserId !== null)]);
+    const storage = storageMeter(await ctx.storage.usage(o.app.id), APP_CAP_BYTES);
+    return page(reply, o, "overview", [body, storage, settingsSection(o.app, can(o.role, "manage") && o.app.ownerUserId !== null)]);
   });
   app.post(
     "/apps/:id/visibility",

@@ -185,6 +185,7 @@ ${
 }
 
 function mebibytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
   return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
@@ -227,4 +228,34 @@ export function activityFilter(appId: string, kinds: readonly string[], chosen: 
   )}</select>
 <button class="button secondary" type="submit">Filter</button>
 </form>`;
+}
+
+/**
+ * Failed calls per hour over the last 7 days as an inline SVG bar chart (168 bars, presentation
+ * attributes only: the page CSP allows no inline style), with a text summary for screen readers.
+ */
+export function failuresChart(perHour: Map<number, number>, now: number): SafeHtml {
+  const HOUR = 3_600_000;
+  const end = Math.floor(now / HOUR) * HOUR;
+  const hours = Array.from({ length: 168 }, (_, i) => end - (167 - i) * HOUR);
+  const counts = hours.map((h) => perHour.get(h) ?? 0);
+  const max = Math.max(1, ...counts);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const worst = counts.indexOf(Math.max(...counts));
+  const label = total === 0 ? "No failed calls in the last 7 days." : `${total} failed calls in the last 7 days; the most, ${counts[worst] ?? 0}, in the hour from ${new Date(hours[worst] ?? end).toISOString().slice(0, 13)}:00 UTC.`;
+  return html`<h2>Failed calls per hour, last 7 days</h2>
+<figure class="chart">
+<svg viewBox="0 0 336 60" role="img" aria-label="${label}" preserveAspectRatio="none">
+<line x1="0" y1="59.5" x2="336" y2="59.5" stroke="currentColor" stroke-opacity="0.3"></line>
+${counts.map((n, i) => (n === 0 ? "" : html`<rect x="${i * 2}" y="${60 - (n / max) * 58}" width="1.6" height="${(n / max) * 58}" fill="#b4461f"><title>${new Date(hours[i] ?? end).toISOString().slice(0, 13)}:00 UTC: ${n}</title></rect>`))}
+</svg>
+<figcaption>${label}</figcaption>
+</figure>`;
+}
+
+/** The app's stored data against its cap, as a meter. */
+export function storageMeter(usedBytes: number, capBytes: number): SafeHtml {
+  return html`<h2>Data</h2>
+<p>${mebibytes(usedBytes)} of ${mebibytes(capBytes)} stored (KV and blobs).</p>
+<meter min="0" max="${capBytes}" value="${usedBytes}" aria-label="Data stored">${Math.round((usedBytes / capBytes) * 100)}%</meter>`;
 }
