@@ -271,6 +271,18 @@ describe("console: the front door in real Chromium", () => {
     await page.getByRole("button", { name: "Delete this app" }).click();
     await page.getByRole("heading", { name: "Your apps" }).waitFor();
     expect((await suite.server.client.get(`/app/${created.body.id}/source`, { token })).status).toBe(404);
+
+    // Teams from the account page: refused on the free plan with the plan's reason, made on pro.
+    await page.goto(`${suite.server.url}/account`);
+    await page.getByLabel("New team's handle").fill("ops-crew");
+    await page.getByRole("button", { name: "Create team" }).click();
+    expect(await page.getByRole("alert").textContent()).toContain("teams need the pro plan");
+    await suite.server.ctx.users.setPlan("opsperson", "pro");
+    await page.goto(`${suite.server.url}/account`);
+    await page.getByLabel("New team's handle").fill("ops-crew");
+    await page.getByRole("button", { name: "Create team" }).click();
+    await page.getByText("@ops-crew · owner").waitFor();
+    await check(page, "account-teams");
     await page.close();
   });
 });

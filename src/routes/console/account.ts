@@ -26,7 +26,8 @@ export default function accountPages(app: App, ctx: AppContext): void {
     const plan = user?.plan ?? "free";
     // The same counts the routine and webhook limits are checked against.
     const usage = { limits: PLAN_LIMITS[plan], routines: (await ctx.routines.listForUser(viewer.userId)).limits.used, webhooks: (await ctx.webhooks.listForUser(viewer.userId)).limits.used };
-    return sendPage(reply, accountPage({ handle: viewer.handle, email: user?.email ?? "", plan, usage, tokens, minted }));
+    const teams = await ctx.teams.mine(viewer.userId);
+    return sendPage(reply, accountPage({ handle: viewer.handle, email: user?.email ?? "", plan, usage, teams, tokens, minted }));
   };
 
   app.get("/account", { schema: { tags: ["pages"], summary: "Your account: plan and user tokens (HTML)" } }, async (request, reply) => {
@@ -52,6 +53,16 @@ export default function accountPages(app: App, ctx: AppContext): void {
     if (user !== null && !user.emailVerified) await ctx.emailVerification.start(user);
     return reply.redirect("/", 303);
   });
+  app.post(
+    "/account/teams",
+    { schema: { tags: ["pages"], summary: "Create a team (it owns apps as an account does)", body: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 39 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const viewer = await signedIn(request, reply);
+      if (viewer === null) return reply;
+      await ctx.teams.create(viewer.userId, { slug: request.body.slug.trim() });
+      return reply.redirect("/account", 303);
+    },
+  );
   app.post(
     "/account/tokens/:id/revoke",
     { schema: { tags: ["pages"], summary: "Revoke one of your user tokens", params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },

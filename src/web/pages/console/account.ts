@@ -13,7 +13,15 @@ export interface PlanUsage {
 }
 
 /** `/account`: the person's plan and user tokens (a new token's plaintext shown once, here). */
-export function accountPage(options: { handle: string; email: string; plan: string; usage: PlanUsage; tokens: UserTokenView[]; minted: string | null }): SafeHtml {
+export function accountPage(options: {
+  handle: string;
+  email: string;
+  plan: string;
+  usage: PlanUsage;
+  teams: { slug: string; name: string; role: string }[];
+  tokens: UserTokenView[];
+  minted: string | null;
+}): SafeHtml {
   const { limits } = options.usage;
   return layout({
     title: "Account",
@@ -28,6 +36,17 @@ export function accountPage(options: { handle: string; email: string; plan: stri
 <dt>Versions kept</dt><dd>${limits.version_history} per app</dd>
 <dt>Runs</dt><dd>${limits.concurrent_runs} at once, ${limits.runs_per_minute} a minute per app</dd>
 </dl>
+<h2>Teams</h2>
+${
+  options.teams.length === 0
+    ? html`<p>You are in no team.</p>`
+    : html`<ul class="rows">${options.teams.map((t) => html`<li><div><span class="label">${t.name}</span><span class="muted">@${t.slug} · ${t.role}</span></div></li>`)}</ul>`
+}
+<form method="post" action="/account/teams">
+<label for="team-slug">New team's handle</label>
+<input id="team-slug" name="slug" required maxlength="39" autocomplete="off" spellcheck="false">
+<button class="button secondary" type="submit">Create team</button>
+</form>
 <h2>Tokens</h2>
 ${
   options.minted !== null &&
