@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeUser, manifestOf, moduleSource, type FixtureUser } from "./helpers/apps.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+/**
+ * Issue 19: every form the pages post to refuses a cross-origin POST with 403 `forbidden`, even
+ * with a valid session, before anything is done. The forms are found in the OpenAPI document
+ * (tag `pages`), so a form added later is held to this too.
+ */
+describe("pages: every form refuses a cross-origin post", () => {
+  let server: TestServer;
+  let user: FixtureUser;
+  let appId: string;
+  beforeAll(async () => {
+    server = await startServer();
+    user = await makeUser(server);
+    appId = (await server.client.post("/app", { module: moduleSource(manifestOf("forms-target")) }, { token: user.token })).body.id;
+  });
+  afterAll(async () => server.close());
+
+  it("403 forbidden from a foreign Origin on each page POST, and the app untouched", async () => {
+    const doc = (await server.client.get("/.well-known/openapi.json")).body as { paths: Record<string, Record<string, { tags?: string[] }>> };
+    const forms = Object.entries(doc.paths)
+      .filter(([, ops]) => ops.post?.tags?.includes("pages"))
+      .map(([path]) => path.replace("{id}", appId).replace(/\{[^}]+\}/g, "x"));
+    expect(forms.length).toBeGreaterThanOrEqual(20);
+    expect(forms).toEqual(expect.arrayContaining(["/sign-up", "/sign-out", `/apps/${appId}/delete`, `/apps/${appId}/secrets`, "/account/tokens"]));
+    for (const path of forms) {
+      const res = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { cookie: user.cookie, origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        body: "confirm=forms-target&name=X&value=y&visibility=public",
+      });
+      expect(res.status, path).toBe(403);
+      expect(((await res.json()) as { error: { kind: string } }).error.kind, path).toBe("forbidden");
+    }
+    expect((await server.client.get(`/app/${appId}/source`, { token: user.token })).status).toBe(200);
+    expect((await server.ctx.apps.get(appId))?.visibility).toBe("private");
+  });
+
+  it("no console page carries a token: only the one-time reveals do", async () => {
+    // The person has tokens, an app token exists, a webhook has a secret: none of them may show.
+    await server.client.post("/app", { module: moduleSource(manifestOf("anon-one")) });
+    await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "hello" }, { token: user.token });
+    const doc = (await server.client.get("/.well-known/openapi.json")).body as { paths: Record<string, Record<string, { tags?: string[] }>> };
+    const pages = Object.entries(doc.paths)
+      .filter(([path, ops]) => ops.get?.tags?.includes("pages") && /^\/($|apps\/|account|builds\/|sign-|docs\/|mcp\/setup)/.test(path))
+      .map(([path]) => path.replace("{id}", appId).replace(/\{[^}]+\}/g, "x"));
+    expect(pages).toEqual(expect.arrayContaining(["/", `/apps/${appId}`, `/apps/${appId}/webhooks`, `/apps/${appId}/secrets`, "/account"]));
+    for (const path of pages) {
+      const res = await fetch(`${server.url}${path}`, { headers: { cookie: user.cookie, accept: "text/html" } });
+      expect(await res.text(), path).not.toMatch(/svc_(user|app|render|hook)_[0-9A-Za-z]{8}/);
+    }
+  });
+});
