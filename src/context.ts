@@ -39,6 +39,7 @@ import { Tokens } from "./domain/tokens/tokens.ts";
 import { LiveEvents } from "./domain/events/live-events.ts";
 import { Assets } from "./domain/web/assets.ts";
 import { Feedback } from "./domain/web/feedback.ts";
+import { FeedbackReplies } from "./domain/web/feedback-reply.ts";
 import { RenderTokens } from "./domain/web/render-tokens.ts";
 import { openBlobStore } from "./blobs/open.ts";
 import { pgLiveTransport } from "./domain/events/pg-transport.ts";
@@ -109,6 +110,8 @@ export interface AppContext {
   assets: Assets;
   /** Feedback sent from app pages. */
   feedback: Feedback;
+  /** Owners' replies to feedback, by mail. */
+  feedbackReplies: FeedbackReplies;
   /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
   shares: Shares;
   /** Template listings: draft, media, publish, disable, the public list. */
@@ -270,6 +273,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     renderTokens: new RenderTokens(db, clock, tokens),
     assets,
     feedback: new Feedback(db, clock),
+    feedbackReplies: new FeedbackReplies(db, mailer),
   };
 }
 

@@ -243,9 +243,23 @@ describe("console: the front door in real Chromium", () => {
     await check(page, "app-assets");
     await page.getByRole("button", { name: "Delete images/logo.png" }).click();
     await page.getByText("No assets.").waitFor();
+    await suite.server.ctx.feedback.add({ id: created.body.id, revision: 1 }, null, { text: "Could it sort?", email: "fan@example.test" });
     await page.getByRole("link", { name: "Feedback" }).click();
     expect(await page.locator("main").textContent()).toContain("Love the board <b>a lot</b>");
     await check(page, "app-feedback");
+    // Replies go by mail: to the address left with it; feedback with none has no one to reply to.
+    const replies = page.getByLabel("Reply");
+    await replies.nth(0).fill("Sorting is coming next week.");
+    await page.getByRole("button", { name: "Send reply" }).nth(0).click();
+    await page.getByRole("heading", { name: "Feedback" }).waitFor();
+    const mailed = await suite.server.ctx.mailer.to("fan@example.test");
+    expect(mailed[0]).toMatchObject({ subject: "Re: your feedback on Todo board" });
+    expect(mailed[0]?.text).toContain("Sorting is coming next week.");
+    expect(mailed[0]?.text).toContain("> Could it sort?");
+    await page.getByLabel("Reply").nth(1).fill("Thanks!");
+    await page.getByRole("button", { name: "Send reply" }).nth(1).click();
+    expect(await page.getByRole("alert").textContent()).toContain("no one to reply to");
+    await page.goto(`${suite.server.url}/apps/${created.body.id}`);
 
     await page.getByRole("link", { name: "Overview" }).click();
     // The add above stored one small value: the data meter counts its bytes.

@@ -65,8 +65,19 @@ export default function appData(app: App, ctx: AppContext): void {
     if (o === null) return reply;
     // Read as GET /app/{id}/feedback is: the owner only.
     await authorizeActivity({ ...user(o), via: "session" }, o.app, ctx.apps);
-    return page(reply, o, "feedback", feedbackTab(await ctx.feedback.list(o.app.id)));
+    return page(reply, o, "feedback", feedbackTab(o.app.id, await ctx.feedback.list(o.app.id)));
   });
+  app.post(
+    "/apps/:id/feedback/:item/reply",
+    { schema: { ...summary("reply to feedback by mail"), params: ItemParams, body: Type.Object({ text: Type.String({ maxLength: 20_000 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      await authorizeActivity({ ...user(o), via: "session" }, o.app, ctx.apps);
+      await ctx.feedbackReplies.reply(o.app, request.params.item, request.body.text, o.viewer.handle);
+      return back(reply, o, "feedback");
+    },
+  );
 
   app.get("/apps/:id/shares", { schema: { ...summary("sharing"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);

@@ -173,13 +173,18 @@ ${canChange && actionButton(`/apps/${appId}/assets/delete`, `Delete ${a.key}`, {
 }`;
 }
 
-export function feedbackTab(items: { id: string; text: string; email: string | null; revision: number; createdAt: string }[]): SafeHtml {
+export function feedbackTab(appId: string, items: { id: string; text: string; email: string | null; revision: number; createdAt: string }[]): SafeHtml {
   return html`<h2>Feedback</h2>
 ${
   items.length === 0
     ? html`<p>No feedback yet. People send it from the app's page.</p>`
     : html`<ul class="rows">${items.map(
-        (f) => html`<li><div><span class="muted">${f.createdAt} · revision ${f.revision}${f.email !== null && html` · ${f.email}`}</span><p>${f.text}</p></div></li>`,
+        (f, i) => html`<li><div><span class="muted">${f.createdAt} · revision ${f.revision}${f.email !== null && html` · ${f.email}`}</span><p>${f.text}</p>
+<form method="post" action="/apps/${appId}/feedback/${f.id}/reply">
+<label for="reply-${i}">Reply</label>
+<textarea id="reply-${i}" name="text" rows="2" required maxlength="16384"></textarea>
+<button class="button secondary" type="submit">Send reply</button>
+</form></div></li>`,
       )}</ul>`
 }`;
 }
