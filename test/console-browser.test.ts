@@ -243,6 +243,11 @@ describe("console: the front door in real Chromium", () => {
     await check(page, "app-assets");
     await page.getByRole("button", { name: "Delete images/logo.png" }).click();
     await page.getByText("No assets.").waitFor();
+    await page.getByLabel(/^Key/).fill("notes/readme.txt");
+    await page.getByLabel(/^File/).setInputFiles({ name: "readme.txt", mimeType: "text/plain", buffer: Buffer.from("hello from the console") });
+    await page.getByRole("button", { name: "Upload" }).click();
+    await page.getByText("notes/readme.txt", { exact: true }).waitFor();
+    expect((await suite.server.ctx.assets.read(created.body.id, "notes/readme.txt"))?.data.toString()).toBe("hello from the console");
     await suite.server.ctx.feedback.add({ id: created.body.id, revision: 1 }, null, { text: "Could it sort?", email: "fan@example.test" });
     await page.getByRole("link", { name: "Feedback" }).click();
     expect(await page.locator("main").textContent()).toContain("Love the board <b>a lot</b>");

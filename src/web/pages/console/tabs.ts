@@ -159,18 +159,27 @@ export function settingsSection(app: { id: string; visibility: string; remixable
 }
 
 export function assetsTab(appId: string, assets: { key: string; contentType: string; sizeBytes: number; updatedAt: string }[], quotaBytes: number, canChange: boolean): SafeHtml {
+  const upload = html`<h2>Upload</h2>
+<form method="post" action="/apps/${appId}/assets" enctype="multipart/form-data">
+<label for="asset-key">Key (a path, like images/logo.png)</label>
+<input id="asset-key" name="key" required maxlength="256" autocomplete="off" spellcheck="false">
+<label for="asset-file">File (at most 10 MiB)</label>
+<input id="asset-file" name="file" type="file" required>
+<button class="button" type="submit">Upload</button>
+</form>`;
   const used = assets.reduce((sum, a) => sum + a.sizeBytes, 0);
   return html`<h2>Assets</h2>
 <p>${mebibytes(used)} of ${mebibytes(quotaBytes)} used.</p>
 <meter min="0" max="${quotaBytes}" value="${used}" aria-label="Asset storage used">${Math.round((used / quotaBytes) * 100)}%</meter>
 ${
   assets.length === 0
-    ? html`<p>No assets. The app's page uploads them (<span class="label">POST /app/{id}/assets</span>).</p>`
+    ? html`<p>No assets.</p>`
     : html`<ul class="rows">${assets.map(
         (a) => html`<li><div><span class="label">${a.key}</span><span class="muted">${a.contentType} · ${mebibytes(a.sizeBytes)} · ${a.updatedAt}</span></div>
 ${canChange && actionButton(`/apps/${appId}/assets/delete`, `Delete ${a.key}`, { secondary: true, hidden: { key: a.key } })}</li>`,
       )}</ul>`
-}`;
+}
+${canChange && upload}`;
 }
 
 export function feedbackTab(appId: string, items: { id: string; text: string; email: string | null; revision: number; createdAt: string }[]): SafeHtml {
