@@ -4,6 +4,10 @@ import { describe, expect, it } from "vitest";
 import { manifestOf, moduleSource } from "./helpers/apps.ts";
 import { serverAndBrowser } from "./helpers/browser.ts";
 import { mailedLink, VERIFY_LINK } from "./helpers/mail.ts";
+import { uploadMedia } from "./helpers/templates.ts";
+
+// A real 1×1 PNG, for a template's cover.
+const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
 
 const WIDTHS = [1280, 390] as const;
 
@@ -280,6 +284,24 @@ describe("console: the front door in real Chromium", () => {
     const stored = await suite.server.ctx.apps.get(created.body.id);
     expect(stored).toMatchObject({ visibility: "public", remixable: true, starterPrompt: "Plan my week with this board." });
     await check(page, "app-overview-owner");
+    // Template: fill the draft, add a cover (over the API), publish, then disable.
+    await page.getByRole("link", { name: "Template" }).click();
+    expect(await page.locator("main").textContent()).toContain("set: title, summary, category, cover");
+    await page.getByLabel("Title").fill("Todo board");
+    await page.getByLabel("Summary").fill("A board of things to do");
+    await page.getByLabel("Category").selectOption("productivity");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    expect(await page.locator("main").textContent()).toContain("set: cover");
+    const cover = await uploadMedia(suite.server, created.body.id, token, { kind: "cover", alt: "The board" }, { data: PIXEL, type: "image/png", name: "cover.png" });
+    expect(cover.status).toBe(201);
+    await page.reload();
+    await page.getByRole("button", { name: "Publish as a template" }).click();
+    await page.getByText(/Published at revision \d+/).waitFor();
+    await check(page, "app-template");
+    await page.getByRole("button", { name: "Disable the template" }).click();
+    await page.getByRole("button", { name: "Publish as a template" }).waitFor();
+    await page.goto(`${suite.server.url}/apps/${created.body.id}`);
+
     // A wrong confirmation deletes nothing; the right one does.
     await page.getByLabel("Type the app's manifest id").fill("not-it");
     await page.getByRole("button", { name: "Delete this app" }).click();

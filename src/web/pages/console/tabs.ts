@@ -273,3 +273,38 @@ export function storageMeter(usedBytes: number, capBytes: number): SafeHtml {
 <p>${mebibytes(usedBytes)} of ${mebibytes(capBytes)} stored (KV and blobs).</p>
 <meter min="0" max="${capBytes}" value="${usedBytes}" aria-label="Data stored">${Math.round((usedBytes / capBytes) * 100)}%</meter>`;
 }
+
+export interface TemplateDraft {
+  title: string | null;
+  summary: string | null;
+  category: string | null;
+  hasCover: boolean;
+  templateEnabled: boolean;
+  listed: boolean;
+  missingFields: string[];
+  publicUrl: string | null;
+  publishedRevision: number | null;
+}
+
+export function templateTab(appId: string, t: TemplateDraft, categories: readonly string[]): SafeHtml {
+  return html`<h2>Template</h2>
+<p>${
+    t.listed && t.publicUrl !== null
+      ? html`Published at revision ${t.publishedRevision}: <a href="${t.publicUrl}">its public page</a>.`
+      : t.missingFields.length > 0
+        ? html`To publish it as a template, set: ${t.missingFields.join(", ")}.`
+        : "Ready to publish."
+  }</p>
+<form method="post" action="/apps/${appId}/template">
+<label for="template-title">Title</label>
+<input id="template-title" name="title" maxlength="80" value="${t.title ?? ""}">
+<label for="template-summary">Summary</label>
+<input id="template-summary" name="summary" maxlength="200" value="${t.summary ?? ""}">
+<label for="template-category">Category</label>
+<select id="template-category" name="category"><option value="">(none)</option>${categories.map((c) => html`<option${c === t.category && html` selected`}>${c}</option>`)}</select>
+<button class="button" type="submit">Save draft</button>
+</form>
+${!t.hasCover && html`<p class="muted">A cover image is uploaded through <span class="label">POST /api/v1/apps/${appId}/template-listing/media</span>.</p>`}
+${t.missingFields.length === 0 && !t.listed && actionButton(`/apps/${appId}/template/publish`, "Publish as a template")}
+${t.templateEnabled && actionButton(`/apps/${appId}/template/disable`, "Disable the template", { secondary: true })}`;
+}
