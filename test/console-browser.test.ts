@@ -68,6 +68,8 @@ describe("console: the front door in real Chromium", () => {
     // An agent makes an app and hands the person its claim link.
     const made = await suite.server.client.post("/app", { module: TODO });
     await page.goto(`${suite.server.url}/app/${made.body.id}/claim#token=${made.body.token}`);
+    await page.getByRole("button", { name: "Claim “Todo board” as @newperson" }).waitFor();
+    await check(page, "claim");
     await page.getByRole("button", { name: "Claim “Todo board” as @newperson" }).click();
     await page.waitForURL((url) => !url.pathname.endsWith("/claim"));
     await suite.server.client.post("/app", { module: moduleSource(manifestOf("other-thing")) }, { token: (await suite.server.ctx.tokens.mintUserToken((await suite.server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token });
