@@ -6,6 +6,7 @@ import getDiag from "./getDiag.ts";
 import getEvents from "./getEvents.ts";
 import getFrame from "./getFrame.ts";
 import listFeedback from "./listFeedback.ts";
+import replyFeedback from "./replyFeedback.ts";
 import postDiagReport from "./postDiagReport.ts";
 import postFeedback from "./postFeedback.ts";
 import postLoadError from "./postLoadError.ts";
@@ -24,6 +25,7 @@ export default function webRoutes(app: App, ctx: AppContext): void {
     postLoadError,
     postFeedback,
     listFeedback,
+    replyFeedback,
     getDiag,
     getActivity,
     putStarterPrompt,
