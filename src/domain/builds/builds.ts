@@ -7,13 +7,13 @@ import type { Logger } from "pino";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
-import type { Actor } from "../apps/access.ts";
+import { requirePermission, type Actor } from "../apps/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { BuildRequest, BuildSeam } from "../apps/build-seam.ts";
 import type { PreparedSource } from "../apps/source.ts";
 import { UUID } from "../ids.ts";
 import { BUILDER_VERSION, BuildPipeline } from "./pipeline.ts";
-import { activeCounts, activeOf, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
+import { activeCounts, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
 import { Registry, sha512Of } from "./registry.ts";
 import type { DirectLock } from "./resolve.ts";
 import { BuildRunner, type CopyPublisher } from "./runner.ts";
@@ -83,12 +83,12 @@ export class Builds implements BuildSeam {
     const prior = request.lockFrom === null ? null : await this.lockOf(request.lockFromApp ?? request.appId, request.lockFrom);
     const actor = JSON.stringify(bare(request.actor));
     await this.db.transaction().execute(async (trx) => {
-      const counts = await activeCounts(trx);
+      const counts = await activeCounts(trx, actor);
       if (counts.all >= QUEUE_CAP || (request.actor === null && counts.anonymous >= ANONYMOUS_QUEUE_CAP)) {
         throw apiError("app_build_capacity", "the build queue is full; retry in a minute");
       }
       // One writer cannot fill the queue for everyone else.
-      if (request.actor !== null && (await activeOf(trx, actor)) >= WRITER_QUEUE_CAP) {
+      if (request.actor !== null && counts.writer >= WRITER_QUEUE_CAP) {
         throw apiError("app_build_capacity", `you have ${WRITER_QUEUE_CAP} builds waiting or running; wait for one to finish`);
       }
       await supersede(trx, request.appId, now);
@@ -149,7 +149,7 @@ export class Builds implements BuildSeam {
     if (row === null) throw apiError("not_found", `no build ${buildId}`);
     const app = await this.apps.get(row.app_id);
     if (app !== null) {
-      await this.apps.load(row.app_id, actor, "source:write");
+      requirePermission(await this.apps.roleOf(actor, app), app, "source:write");
     } else if (!sameWriter(actor, JSON.parse(row.actor) as Actor, row.app_id)) {
       throw apiError("not_found", `no build ${buildId}`);
     }

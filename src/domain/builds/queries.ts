@@ -16,32 +16,21 @@ export async function findBuild(db: Db, id: string): Promise<BuildRow | null> {
   return (await db.selectFrom("builds").selectAll().where("id", "=", id).executeTakeFirst()) ?? null;
 }
 
-/** How many builds wait or run, all together and those of anonymous writers. */
-export async function activeCounts(db: Db): Promise<{ all: number; anonymous: number }> {
+/** How many builds wait or run: all together, those of anonymous writers, and those of `writer` (JSON of its Actor). */
+export async function activeCounts(db: Db, writer: string): Promise<{ all: number; anonymous: number; writer: number }> {
   const rows = await db
     .selectFrom("builds")
     .select((eb) => [eb.fn.countAll<string | number>().as("n"), "actor"])
     .where("state", "in", ACTIVE_STATES)
     .groupBy("actor")
     .execute();
-  let all = 0;
-  let anonymous = 0;
+  const counts = { all: 0, anonymous: 0, writer: 0 };
   for (const row of rows) {
-    all += Number(row.n);
-    if (row.actor === "null") anonymous += Number(row.n);
+    counts.all += Number(row.n);
+    if (row.actor === "null") counts.anonymous += Number(row.n);
+    if (row.actor === writer) counts.writer += Number(row.n);
   }
-  return { all, anonymous };
-}
-
-/** How many builds one writer (the JSON of its Actor) has waiting or running. */
-export async function activeOf(db: Db, actor: string): Promise<number> {
-  const row = await db
-    .selectFrom("builds")
-    .select((eb) => eb.fn.countAll<string | number>().as("n"))
-    .where("actor", "=", actor)
-    .where("state", "in", ACTIVE_STATES)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
+  return counts;
 }
 
 /** Marks every waiting or running build of the app `superseded` (a newer write came). */

@@ -11,7 +11,7 @@ import type { AppRecord } from "../apps/queries.ts";
 import { prepareSource, type PreparedSource } from "../apps/source.ts";
 import { BuildError } from "./build-error.ts";
 import { lockDigest, type BuildPipeline, type Stage } from "./pipeline.ts";
-import { claimNext, findBuild, nextClaimableAt, publishedRevision, updateHeld, type BuildRow } from "./queries.ts";
+import { claimNext, nextClaimableAt, publishedRevision, updateHeld, type BuildRow } from "./queries.ts";
 import type { DirectLock } from "./resolve.ts";
 import { QUEUE_DEADLINE_MS } from "./status.ts";
 
@@ -234,8 +234,8 @@ export class BuildRunner {
           : new BuildError("app_build_failed", "the build failed inside the service; it was logged");
     if (!(error instanceof BuildError) && !(error instanceof ApiError)) this.log.error({ err: error, buildId: row.id }, "build failed unexpectedly");
     const now = this.clock.now();
-    const fresh = await findBuild(this.db, row.id);
-    const attempts = Number(fresh?.attempts ?? row.attempts);
+    // The claim counted this attempt in the row it returned.
+    const attempts = Number(row.attempts);
     const delay = this.options.retryMs * 2 ** (attempts - 1);
     if (failure.retryable && attempts < MAX_ATTEMPTS && now + delay < Number(row.deadline)) {
       // Back in the queue, held by no one until the delay ends.
