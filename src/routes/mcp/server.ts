@@ -37,9 +37,18 @@ export function mcpServerFactory(app: FastifyInstance, ctx: AppContext, bindings
 
 /** The tool bindings, computed once from the OpenAPI document on first use (routes are all registered by then). */
 export function lazyBindings(app: FastifyInstance): () => Map<string, ToolBinding> {
-  let bindings: Map<string, ToolBinding> | null = null;
-  return () => (bindings ??= new Map(bindTools(app, TOOLS).map((b) => [b.spec.name, b])));
+  return () => {
+    // One set per server, shared by /mcp and the per-app endpoint.
+    let bindings = BINDINGS.get(app);
+    if (bindings === undefined) {
+      bindings = new Map(bindTools(app, TOOLS).map((b) => [b.spec.name, b]));
+      BINDINGS.set(app, bindings);
+    }
+    return bindings;
+  };
 }
+
+const BINDINGS = new WeakMap<FastifyInstance, Map<string, ToolBinding>>();
 
 /** The setup facts `get_setup` and the setup page give. */
 export function setupOf(baseUrl: string) {
