@@ -19,7 +19,7 @@ import { Copies } from "./domain/copies/copies.ts";
 import { Builds } from "./domain/builds/builds.ts";
 import { Idempotency } from "./domain/idempotency/idempotency.ts";
 import { Templates } from "./domain/templates/templates.ts";
-import { Activity, DiagRing } from "./domain/diagnostics/index.ts";
+import { Activity, CallCounts, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
 import { AppRunner } from "./domain/operations/as-app.ts";
@@ -90,6 +90,8 @@ export interface AppContext {
   diag: DiagRing;
   /** Durable runtime-failure events. */
   activity: Activity;
+  /** Op calls and failures per app per hour, for the console's chart. */
+  callCounts: CallCounts;
   /** The workerd pool that runs app code. */
   executor: Executor;
   /** Runs declared operations: validation, ceilings, the executor call, the result envelope. */
@@ -155,6 +157,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
+  const callCounts = new CallCounts(db, clock);
   const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
   const secrets = new Secrets(db, clock, secretsKey);
   const live = new LiveEvents();
@@ -203,11 +206,19 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     await pairings.forgetApp(event.appId);
     await storage.dropApp(event.appId);
     await activity.dropApp(event.appId);
+    await callCounts.dropApp(event.appId);
     diag.drop(event.appId);
     await assets.dropApp(event.appId);
   });
-  const operations = new Operations(executor, diag, activity, clock, deps.config.baseUrl, OPERATION_DEADLINE_MS, async (appId) =>
-    secretRedactor(await secretsSource.forApp(appId)),
+  const operations = new Operations(
+    executor,
+    diag,
+    activity,
+    clock,
+    deps.config.baseUrl,
+    OPERATION_DEADLINE_MS,
+    async (appId) => secretRedactor(await secretsSource.forApp(appId)),
+    callCounts,
   );
   const users = new Users(db, clock);
   const runner = new AppRunner(apps, users, secrets, operations, clock);
@@ -254,6 +265,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     storage,
     diag,
     activity,
+    callCounts,
     executor,
     operations,
     log,

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { DAY, ManualClock } from "../src/config/clock.ts";
-import { Activity, authorizeActivity, authorizeDiag, DiagRing, parseActivityQuery, type DiagnosticsCaller } from "../src/domain/diagnostics/index.ts";
+import { DAY, HOUR, ManualClock } from "../src/config/clock.ts";
+import { Activity, authorizeActivity, CallCounts, authorizeDiag, DiagRing, parseActivityQuery, type DiagnosticsCaller } from "../src/domain/diagnostics/index.ts";
 import type { AppRecord } from "../src/domain/apps/queries.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { migrate, openStore, type Store } from "../src/store/index.ts";
@@ -120,5 +120,35 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
       visitorRender: [403, 403, 403, 403],
       claimCookie: [403, 403, 403, 403],
     });
+  });
+
+  it("counts op calls per hour in memory, and instances' flushes add up in the store", async () => {
+    const hour = Math.floor(clock.now() / HOUR) * HOUR;
+    // Two instances on one store; the interval is long so only explicit flushes write.
+    const a = new CallCounts(store.db, clock, HOUR);
+    const b = new CallCounts(store.db, clock, HOUR);
+    a.count("app-c", false);
+    a.count("app-c", true);
+    b.count("app-c", true);
+    b.count("other", false);
+    expect(await a.perHour("app-c", 0)).toEqual(new Map([[hour, { calls: 2, failures: 1 }]]));
+    await a.flush();
+    await b.flush();
+    // Flushed twice into one row; a flush with nothing counted writes nothing.
+    await a.flush();
+    expect(await a.perHour("app-c", 0)).toEqual(new Map([[hour, { calls: 3, failures: 2 }]]));
+    clock.advance(HOUR);
+    b.count("app-c", false);
+    expect(await b.perHour("app-c", hour + 1)).toEqual(new Map([[hour + HOUR, { calls: 1, failures: 0 }]]));
+    await b.close();
+    await a.close();
+    expect([...(await a.perHour("app-c", 0)).keys()]).toEqual([hour, hour + HOUR]);
+    expect((await a.perHour("other", 0)).get(hour)).toEqual({ calls: 1, failures: 0 });
+    // Eight days on, the first hour is swept; a deleted app loses its rows.
+    clock.advance(8 * DAY - HOUR + 1);
+    await a.sweep();
+    expect([...(await a.perHour("app-c", 0)).keys()]).toEqual([hour + HOUR]);
+    await a.dropApp("app-c");
+    expect((await a.perHour("app-c", 0)).size).toBe(0);
   });
 });

@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { manifestOf, moduleSource } from "./helpers/apps.ts";
 import { serverAndBrowser } from "./helpers/browser.ts";
 import { mailedLink, VERIFY_LINK } from "./helpers/mail.ts";
-import { uploadMedia } from "./helpers/templates.ts";
 
 // A real 1×1 PNG, for a template's cover.
 const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
@@ -130,9 +129,15 @@ describe("console: the front door in real Chromium", () => {
     expect((await suite.server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken })).status).toBe(500);
     await page.getByRole("link", { name: "Diagnostics" }).click();
     await page.getByText("the board fell over").first().waitFor();
-    expect(await page.locator("figcaption").textContent()).toMatch(/^1 failed calls in the last 7 days; the most, 1, in the hour from \d{4}-\d\d-\d\dT\d\d:00 UTC\.$/);
-    expect(await page.locator(".chart rect").count()).toBe(1);
+    expect(await page.locator("figcaption").textContent()).toMatch(/^\d+ calls, 1 failed, in the last 7 days; the most, \d+, in the hour from \d{4}-\d\d-\d\dT\d\d:00 UTC\. calls failed$/);
+    expect(await page.locator('.chart rect[fill="#b4461f"]').count()).toBe(1);
     await check(page, "app-diagnostics");
+    // Live: a failure while the tab is open appears without a reload.
+    await page.locator('#diag-list[data-live="on"]').waitFor();
+    const shown = await page.locator("#diag-list li").count();
+    expect((await suite.server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken })).status).toBe(500);
+    await page.locator("#diag-list li").nth(shown).waitFor();
+    expect(await page.locator("#diag-list li").last().textContent()).toContain("the board fell over");
 
     // Account: mint a token (shown once), then revoke it.
     await page.goto(`${suite.server.url}/account`);
@@ -286,7 +291,7 @@ describe("console: the front door in real Chromium", () => {
     const stored = await suite.server.ctx.apps.get(created.body.id);
     expect(stored).toMatchObject({ visibility: "public", remixable: true, starterPrompt: "Plan my week with this board." });
     await check(page, "app-overview-owner");
-    // Template: fill the draft, add a cover (over the API), publish, then disable.
+    // Template: fill the draft, add a cover from the page, publish, then disable.
     await page.getByRole("link", { name: "Template" }).click();
     expect(await page.locator("main").textContent()).toContain("set: title, summary, category, cover");
     await page.getByLabel("Title").fill("Todo board");
@@ -294,14 +299,28 @@ describe("console: the front door in real Chromium", () => {
     await page.getByLabel("Category").selectOption("productivity");
     await page.getByRole("button", { name: "Save draft" }).click();
     expect(await page.locator("main").textContent()).toContain("set: cover");
-    const cover = await uploadMedia(suite.server, created.body.id, token, { kind: "cover", alt: "The board" }, { data: PIXEL, type: "image/png", name: "cover.png" });
-    expect(cover.status).toBe(201);
+    await page.getByLabel("Kind").selectOption("cover");
+    await page.getByLabel(/^Alt text/).fill("The board");
+    await page.getByLabel(/^Image/).setInputFiles({ name: "cover.png", mimeType: "image/png", buffer: PIXEL });
+    await page.getByRole("button", { name: "Add the image" }).click();
+    await page.getByRole("img", { name: "The board" }).waitFor();
+    expect(await page.locator("main").textContent()).toContain("Ready to publish.");
+    // A file that is not an image is refused with the service's own kind, and nothing is added.
+    await page.getByLabel("Kind").selectOption("screenshot");
+    await page.getByLabel(/^Alt text/).fill("Not a picture");
+    await page.getByLabel(/^Image/).setInputFiles({ name: "notes.png", mimeType: "image/png", buffer: Buffer.from("plain text") });
+    await page.getByRole("button", { name: "Add the image" }).click();
+    expect(await page.getByRole("alert").textContent()).toMatch(/image/i);
+    await page.goBack();
     await page.reload();
+    expect(await page.locator(".media img").count()).toBe(1);
     await page.getByRole("button", { name: "Publish as a template" }).click();
     await page.getByText(/Published at revision \d+/).waitFor();
     await check(page, "app-template");
     await page.getByRole("button", { name: "Disable the template" }).click();
     await page.getByRole("button", { name: "Publish as a template" }).waitFor();
+    await page.getByRole("button", { name: "Remove the cover" }).click();
+    await page.getByText("No cover yet: publishing needs one.").waitFor();
     await page.goto(`${suite.server.url}/apps/${created.body.id}`);
 
     // A wrong confirmation deletes nothing; the right one does.

@@ -47,14 +47,62 @@ describeEachDialect("console: dashboard pages and search", (dialect) => {
     expect(none.text).toContain("No app matches “zzz”.");
   });
 
-  it("the diagnostics chart counts failed calls per hour from the store", async () => {
-    const module = `export const manifest = { id: "faulty", routes: { boom: { access: "read" } } };
-export default { async fetch() { throw new Error("faulty on purpose"); } };`;
+  it("the diagnostics chart counts calls and failures per hour, written to the store in batches", async () => {
+    const module = `export const manifest = { id: "faulty", routes: { boom: { access: "read" }, fine: { access: "read" } } };
+export default { async fetch(request) {
+  if (request.headers.get("x-svc-op") === "fine") return Response.json({ ok: true, value: 1 });
+  throw new Error("faulty on purpose");
+} };`;
     const app = await server.client.post("/app", { module }, { token: user.token });
     for (let i = 0; i < 3; i++) expect((await server.client.post(`/app/${app.body.id}/api/boom`, {}, { token: user.token })).status).toBe(500);
+    for (let i = 0; i < 2; i++) expect((await server.client.post(`/app/${app.body.id}/api/fine`, {}, { token: user.token })).status).toBe(200);
+    // Refused before it ran (an op the app does not declare): not a call.
+    expect((await server.client.post(`/app/${app.body.id}/api/nope`, {}, { token: user.token })).status).toBe(404);
+    const counted = () => server.ctx.store.db.selectFrom("op_call_counts").select(["calls", "failures"]).where("app_id", "=", app.body.id).execute();
+    // Counted in memory first: the page already shows them, the store has no row yet.
+    expect(await counted()).toEqual([]);
     const diagnostics = await page(server, `/apps/${app.body.id}/diagnostics`, user.cookie);
     expect(diagnostics.status).toBe(200);
-    expect(diagnostics.text).toMatch(/<figcaption>3 failed calls in the last 7 days; the most, 3, in the hour from/);
-    expect(diagnostics.text.match(/<rect /g)).toHaveLength(1);
+    expect(diagnostics.text).toMatch(/<figcaption>5 calls, 3 failed, in the last 7 days; the most, 5, in the hour from \d{4}-\d\d-\d\dT\d\d:00 UTC\./);
+    expect(diagnostics.text.match(/<rect [^>]*fill="#5b6b7a"/g)).toHaveLength(1);
+    expect(diagnostics.text.match(/<rect [^>]*fill="#b4461f"/g)).toHaveLength(1);
+    await server.ctx.callCounts.flush();
+    expect((await counted()).map((r) => [Number(r.calls), Number(r.failures)])).toEqual([[5, 3]]);
+    // After the flush the page reads the same from the store alone.
+    expect((await page(server, `/apps/${app.body.id}/diagnostics`, user.cookie)).text).toContain("5 calls, 3 failed");
+  });
+
+  it("the diagnostics tab's live stream: the app's new diag entries, to those who may read them, until the session ends", async () => {
+    const module = `export const manifest = { id: "live-diag", routes: { boom: { access: "read" } } };
+export default { async fetch() { throw new Error("live and failing"); } };`;
+    const app = await server.client.post("/app", { module }, { token: user.token });
+    const stranger = await makeUser(server);
+    const refused = await fetch(`${server.url}/apps/${app.body.id}/diagnostics/live`, { headers: { cookie: stranger.cookie } });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await refused.text()).toContain("no such app among yours");
+
+    // A session of its own, so ending it leaves the other tests' session alone.
+    const session = await server.ctx.sessions.create(user.id);
+    const res = await fetch(`${server.url}/apps/${app.body.id}/diagnostics/live`, { headers: { cookie: `svc_session=${session}` } });
+    expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const reader = (res.body ?? new ReadableStream<Uint8Array>()).getReader();
+    let seen = "";
+    const until = async (text: string) => {
+      while (!seen.includes(text)) {
+        const chunk = await reader.read();
+        if (chunk.done) throw new Error(`the stream ended before ${text}: ${seen}`);
+        seen += new TextDecoder().decode(chunk.value);
+      }
+    };
+    await until("event: hello");
+    expect((await server.client.post(`/app/${app.body.id}/api/boom`, {}, { token: user.token })).status).toBe(500);
+    await until("live and failing");
+    expect(seen).toMatch(/event: diag\ndata: \{"ts":"[^"]+","message":"Error: live and failing","source":"app.js","line":2/);
+    // Signed out: the next event ends the stream with sse_cookie_expired.
+    await server.ctx.sessions.end(session);
+    expect((await server.client.post(`/app/${app.body.id}/api/boom`, {}, { token: user.token })).status).toBe(500);
+    await until("sse_cookie_expired");
+    expect((await reader.read()).done).toBe(true);
   });
 });

@@ -12,6 +12,7 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
 export function registerJobs(ctx: AppContext): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
   ctx.scheduler.add({ name: "activity-sweep", everyMs: HOUR, run: () => ctx.activity.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "call-count-sweep", everyMs: HOUR, run: () => ctx.callCounts.sweep() });
   ctx.scheduler.add({ name: "delivery-sweep", everyMs: HOUR, run: () => ctx.deliveries.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "idempotency-sweep", everyMs: HOUR, run: () => ctx.idempotency.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "build-sweep", everyMs: HOUR, run: () => ctx.builds.sweep().then(() => undefined) });

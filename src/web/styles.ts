@@ -48,11 +48,18 @@ h3 { font-size: 1rem; margin: 1rem 0 0.5rem; }
 .chart { margin: 0 0 1rem; }
 .chart svg { display: block; width: 100%; height: 5rem; color: var(--fg); border-bottom: 1px solid var(--line); }
 .chart figcaption { color: var(--muted); font-size: 0.9rem; }
+.legend { white-space: nowrap; margin-left: 0.5rem; }
+.swatch { display: inline-block; width: 0.7rem; height: 0.7rem; margin: 0 0.25rem 0 0.5rem; border-radius: 2px; vertical-align: -0.05rem; }
+.swatch.calls { background: #5b6b7a; }
+.swatch.failures { background: #b4461f; }
 meter { width: 100%; height: 1rem; margin: 0 0 1rem; }
 .apps { list-style: none; padding: 0; margin: 0 0 1rem; }
 .apps li { display: flex; gap: 0.75rem; align-items: center; padding: 0.6rem 0; border-bottom: 1px solid var(--line); }
 .apps li div { display: flex; flex-direction: column; min-width: 0; }
 .apps img { flex: none; border-radius: 8px; }
+.media { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; gap: 0.75rem; }
+.media li { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: center; }
+.media img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 8px; }
 .button.secondary { color: var(--fg); background: transparent; border-color: var(--line); }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
 .facts dt { font-weight: 600; }

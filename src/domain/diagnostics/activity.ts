@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
-import { DAY, HOUR, iso, type Clock } from "../../config/clock.ts";
+import { DAY, iso, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 
@@ -70,21 +70,6 @@ export class Activity {
       summary: r.summary,
       data: JSON.parse(r.data) as Record<string, unknown>,
     }));
-  }
-
-  /** Failed calls (api_proxy_result events) per hour since `since`, keyed by the hour's start in ms. */
-  async failuresPerHour(appId: string, since: number): Promise<Map<number, number>> {
-    // A literal, not a parameter: PostgreSQL must see the same expression in SELECT and GROUP BY.
-    const hour = sql<number>`ts / ${sql.lit(HOUR)}`;
-    const rows = await this.db
-      .selectFrom("activity_events")
-      .select([hour.as("hour"), (eb) => eb.fn.countAll<string | number>().as("n")])
-      .where("app_id", "=", appId)
-      .where("kind", "=", "api_proxy_result")
-      .where("ts", ">=", since)
-      .groupBy(hour)
-      .execute();
-    return new Map(rows.map((r) => [Math.floor(Number(r.hour)) * HOUR, Number(r.n)]));
   }
 
   /** Retention sweep for the scheduler: events past 90 days, counters past their day. */

@@ -1,4 +1,5 @@
 import { iso, type Clock } from "../../config/clock.ts";
+import { KeyedListeners } from "../events/keyed-listeners.ts";
 
 /** A diagnostic entry (spec: Diagnostic entry). */
 export interface DiagEntry {
@@ -20,6 +21,7 @@ const STACK_CAP = 8000;
  */
 export class DiagRing {
   private readonly entries = new Map<string, DiagEntry[]>();
+  private readonly listeners = new KeyedListeners<DiagEntry>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -29,15 +31,22 @@ export class DiagRing {
       list = [];
       this.entries.set(appId, list);
     }
-    list.unshift({
+    const kept: DiagEntry = {
       ts: entry.ts ?? iso(this.clock.now()),
       message: entry.message.slice(0, MESSAGE_CAP),
       source: entry.source,
       line: entry.line,
       col: entry.col,
       stack: entry.stack.slice(0, STACK_CAP),
-    });
+    };
+    list.unshift(kept);
     if (list.length > DIAG_CAPACITY) list.length = DIAG_CAPACITY;
+    this.listeners.emit(appId, kept);
+  }
+
+  /** Calls `listener` with each new entry of the app (this process's, as the ring is). */
+  subscribe(appId: string, listener: (entry: DiagEntry) => void): () => void {
+    return this.listeners.add(appId, listener);
   }
 
   /** Entries of an app, most recent first. */

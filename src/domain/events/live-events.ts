@@ -1,3 +1,5 @@
+import { KeyedListeners } from "./keyed-listeners.ts";
+
 /** What `GET /app/{id}/events` streams besides `hello` and pings (DECISIONS §5). */
 export type LiveEvent = { type: "revision"; revision: number } | { type: "data"; keys: string[] };
 export type LiveListener = (event: LiveEvent) => void;
@@ -21,7 +23,7 @@ export const DATA_COALESCE_MS = 250;
  * through `deliver` on each instance, so a stream sees writes made on any of them.
  */
 export class LiveEvents {
-  private readonly listeners = new Map<string, Set<LiveListener>>();
+  private readonly listeners = new KeyedListeners<LiveEvent>();
   private readonly pending = new Map<string, { keys: Set<string>; timer: NodeJS.Timeout }>();
   private transport: LiveTransport | null = null;
 
@@ -38,20 +40,11 @@ export class LiveEvents {
 
   /** Starts delivering an app's events to `listener`; call the returned function to stop. */
   subscribe(appId: string, listener: LiveListener): () => void {
-    let set = this.listeners.get(appId);
-    if (set === undefined) {
-      set = new Set();
-      this.listeners.set(appId, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.listeners.delete(appId);
-    };
+    return this.listeners.add(appId, listener);
   }
 
   listenerCount(appId: string): number {
-    return this.listeners.get(appId)?.size ?? 0;
+    return this.listeners.count(appId);
   }
 
   revision(appId: string, revision: number): void {
@@ -89,12 +82,6 @@ export class LiveEvents {
   }
 
   private emit(appId: string, event: LiveEvent): void {
-    for (const listener of this.listeners.get(appId) ?? []) {
-      try {
-        listener(event);
-      } catch {
-        // One broken stream must not stop the others; its own close handler cleans it up.
-      }
-    }
+    this.listeners.emit(appId, event);
   }
 }

@@ -2,7 +2,7 @@ import { SECOND, type Clock } from "../../config/clock.ts";
 import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
 import type { Executor } from "../../executor/executor.ts";
 import { capabilitiesOf, ExecutorFault, type ExecutorOutcome, type Lane, type RouteSpec } from "../../executor/types.ts";
-import type { Activity, DiagRing } from "../diagnostics/index.ts";
+import type { Activity, CallCounts, DiagRing } from "../diagnostics/index.ts";
 import type { RedactorSource } from "../secrets/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
 import { checkValue } from "../schemas/index.ts";
@@ -58,6 +58,8 @@ export class Operations {
     private readonly deadlineMs = OPERATION_DEADLINE_MS,
     /** Scrubs the app's secret values from failure text before it is returned or recorded. */
     private readonly redactorFor: RedactorSource = () => Promise.resolve((text) => text),
+    /** Counts each call that ran, and whether it failed, for the console's chart. */
+    private readonly counts: Pick<CallCounts, "count"> | null = null,
   ) {
     this.ceilings = new RunCeilings(clock);
   }
@@ -105,13 +107,21 @@ export class Operations {
         deadlineMs: this.deadlineMs,
       });
     } catch (error) {
+      this.counts?.count(app.id, true);
       if (error instanceof ExecutorFault) throw executorError(error);
       throw error;
     } finally {
       this.executor.invocations.end(invocation.id);
       release();
     }
-    return this.result(c, route, outcome, invocation.refusal);
+    try {
+      const value = await this.result(c, route, outcome, invocation.refusal);
+      this.counts?.count(app.id, false);
+      return value;
+    } catch (error) {
+      this.counts?.count(app.id, true);
+      throw error;
+    }
   }
 
   private async result(c: OperationCall, route: RouteSpec, outcome: ExecutorOutcome, refusal: ApiError | null): Promise<unknown> {

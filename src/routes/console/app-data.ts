@@ -1,23 +1,16 @@
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
-import { authorizeActivity, authorizeDiag } from "../../domain/diagnostics/access.ts";
+import { authorizeActivity } from "../../domain/diagnostics/access.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import { apiError } from "../../errors/index.ts";
 import { can, requirePermission } from "../../domain/apps/access.ts";
 import { ASSET_QUOTA_BYTES } from "../../domain/web/assets.ts";
-import { ACTIVITY_KINDS, type ActivityKind } from "../../domain/diagnostics/activity.ts";
 import type { ShareRole } from "../../domain/shares/shares.ts";
 import type { App } from "../../http/types.ts";
-import { failuresChart, activityFilter, assetsTab, sharesTab, feedbackTab, diagnosticsTab, secretsTab } from "../../web/pages/console/tabs.ts";
+import { assetsTab, sharesTab, feedbackTab, secretsTab } from "../../web/pages/console/tabs.ts";
 import { consoleKit, ItemParams, Params } from "./opened.ts";
 
-const WITHIN_MS = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 } as const;
-const DiagFilter = Type.Object({
-  kind: Type.Optional(Type.Union([Type.Literal(""), ...ACTIVITY_KINDS.map((k) => Type.Literal(k))])),
-  within: Type.Optional(Type.Union([Type.Literal(""), Type.Literal("hour"), Type.Literal("day"), Type.Literal("week")])),
-});
-
-/** An app's secrets (names only), assets, feedback, sharing and diagnostics. */
+/** An app's secrets (names only), assets, feedback and sharing. */
 export default function appData(app: App, ctx: AppContext): void {
   const { open, page, back, user, summary } = consoleKit(ctx);
   app.get("/apps/:id/secrets", { schema: { ...summary("secrets"), params: Params } }, async (request, reply) => {
@@ -99,22 +92,5 @@ export default function appData(app: App, ctx: AppContext): void {
     if (o === null) return reply;
     await ctx.shares.revoke(o.app.id, user(o), request.params.item);
     return back(reply, o, "shares");
-  });
-
-  app.get("/apps/:id/diagnostics", { schema: { ...summary("diagnostics and activity"), params: Params, querystring: DiagFilter } }, async (request, reply) => {
-    const o = await open(request, request.params.id, reply);
-    if (o === null) return reply;
-    // Pages are signed in by the session cookie.
-    const caller = { ...user(o), via: "session" as const };
-    await authorizeDiag(caller, o.app, ctx.apps);
-    await authorizeActivity(caller, o.app, ctx.apps);
-    const kind = request.query.kind ?? "";
-    const within = request.query.within ?? "";
-    const since = within === "" ? null : ctx.clock.now() - WITHIN_MS[within];
-    const kinds = kind === "" ? null : [kind as ActivityKind];
-    const activity = await ctx.activity.list(o.app.id, { kinds, since, limit: 50 });
-    const now = ctx.clock.now();
-    const chart = failuresChart(await ctx.activity.failuresPerHour(o.app.id, now - 7 * 86_400_000), now);
-    return page(reply, o, "diagnostics", [chart, diagnosticsTab(ctx.diag.list(o.app.id), activity, activityFilter(o.app.id, ACTIVITY_KINDS, { kind, within }))]);
   });
 }

@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { TEMPLATE_CATEGORIES, type Listing, type TemplateCategory } from "../../domain/templates/templates.ts";
 import type { App } from "../../http/types.ts";
 import { templateTab } from "../../web/pages/console/tabs.ts";
-import { consoleKit, Params } from "./opened.ts";
+import { consoleKit, ItemParams, Params } from "./opened.ts";
 
 /** An app's template listing (issue 19): the draft's text fields, publish and disable, as the API's. */
 export default function appTemplate(app: App, ctx: AppContext): void {
@@ -12,7 +12,7 @@ export default function appTemplate(app: App, ctx: AppContext): void {
     title: l.draft.title,
     summary: l.draft.summary,
     category: l.draft.category,
-    hasCover: l.draft.cover !== null,
+    media: [...(l.draft.cover === null ? [] : [l.draft.cover]), ...l.draft.gallery].map((m) => ({ id: m.id, kind: m.kind, url: m.url, alt: m.alt })),
     templateEnabled: l.templateEnabled,
     listed: l.listed,
     missingFields: l.validation.missingFields,
@@ -57,6 +57,12 @@ export default function appTemplate(app: App, ctx: AppContext): void {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;
     await ctx.templates.disable(o.app.id, user(o));
+    return back(reply, o, "template");
+  });
+  app.post("/apps/:id/template/media/:item/delete", { schema: { ...summary("remove a template image"), params: ItemParams } }, async (request, reply) => {
+    const o = await open(request, request.params.id, reply);
+    if (o === null) return reply;
+    await ctx.templates.deleteMedia(o.app.id, user(o), request.params.item);
     return back(reply, o, "template");
   });
 }

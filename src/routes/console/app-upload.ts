@@ -9,14 +9,15 @@ import { assetWriteLimit } from "../web/assetLimits.ts";
 import { consoleKit, Params } from "./opened.ts";
 
 /**
- * Uploading an asset from the console's assets tab: the same checks as `POST /app/{id}/assets`
- * (key, size, count, quota, the per-app write bucket), multipart parsed only in this scope, which
- * sits inside the page scope and so keeps its Origin rule.
+ * Uploads from the console: an asset (the same checks as `POST /app/{id}/assets`: key, size,
+ * count, quota, the per-app write bucket) and a template's cover or screenshot (the templates
+ * service's). Multipart is parsed only in this scope, which sits inside the page scope and so
+ * keeps its Origin rule.
  */
 export default function appUpload(app: App, ctx: AppContext): void {
-  const { open, back, summary } = consoleKit(ctx);
+  const { open, back, summary, user } = consoleKit(ctx);
   void app.register(async (scope: App) => {
-    await scope.register(multipart, { limits: { fileSize: ASSET_MAX_BYTES, files: 1, fields: 2, fieldSize: 1024, parts: 4 } });
+    await scope.register(multipart, { limits: { fileSize: ASSET_MAX_BYTES, files: 1, fields: 3, fieldSize: 1024, parts: 5 } });
     scope.post(
       "/apps/:id/assets",
       { schema: { ...summary("upload an asset"), params: Params, consumes: ["multipart/form-data"] }, onRequest: assetWriteLimit(ctx) },
@@ -32,5 +33,20 @@ export default function appUpload(app: App, ctx: AppContext): void {
         return back(reply, o, "assets");
       },
     );
+    scope.post("/apps/:id/template/media", { schema: { ...summary("add a template image"), params: Params, consumes: ["multipart/form-data"] } }, async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      const upload = await readUpload(request, (declared) => assetTooLarge(declared));
+      if (upload.file === null || upload.file.data.length === 0) throw apiError("invalid_request", "choose an image to upload");
+      // The templates service checks the writer, the kind, the alt text and the image itself.
+      await ctx.templates.addMedia(o.app.id, user(o), {
+        kind: upload.fields.kind ?? "",
+        alt: upload.fields.alt ?? "",
+        caption: null,
+        contentType: upload.file.mimetype,
+        data: upload.file.data,
+      });
+      return back(reply, o, "template");
+    });
   });
 }

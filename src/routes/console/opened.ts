@@ -5,7 +5,7 @@ import type { AppRole } from "../../domain/apps/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { UUID } from "../../domain/ids.ts";
 import { apiError } from "../../errors/index.ts";
-import { sendPage } from "../../web/layout.ts";
+import { newNonce, sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
 import { viewerOf, type Viewer } from "../pages/viewer.ts";
 import { appPage, tabPath, type AppTab } from "../../web/pages/console/app.ts";
@@ -35,8 +35,12 @@ export function consoleKit(ctx: AppContext) {
     if (record === null || role === null || role === "visitor" || role === "end-user") throw apiError("not_found", "no such app among yours");
     return { viewer, app: record, role };
   };
-  const page = (reply: FastifyReply, o: Opened, tab: AppTab, body: Parameters<typeof appPage>[0]["body"]) =>
-    sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body }));
+  /** A tab's page; one with a script gets a fresh nonce, and only that script may run. */
+  const page = (reply: FastifyReply, o: Opened, tab: AppTab, body: Parameters<typeof appPage>[0]["body"], script?: string) => {
+    if (script === undefined) return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body }));
+    const nonce = newNonce();
+    return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, script: { nonce, source: script } }), 200, { scriptNonce: nonce });
+  };
   const back = (reply: FastifyReply, o: Opened, tab: AppTab) => reply.redirect(tabPath(o.app.id, tab), 303);
   const user = (o: Opened) => ({ kind: "user" as const, userId: o.viewer.userId });
   const ops = (o: Opened) => Object.keys(o.app.manifest.routes);

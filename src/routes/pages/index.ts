@@ -19,6 +19,7 @@ import consolePages from "../console/front.ts";
 import appTabs from "../console/app-tabs.ts";
 import appAutomation from "../console/app-automation.ts";
 import appData from "../console/app-data.ts";
+import appDiagnostics from "../console/app-diagnostics.ts";
 import appUpload from "../console/app-upload.ts";
 import appTemplate from "../console/app-template.ts";
 import accountPages from "../console/account.ts";
@@ -26,5 +27,5 @@ import buildPages from "../console/build.ts";
 
 /** Every server-rendered page, in the page scope (form bodies, Origin rule, HTML errors). */
 export default function pages(app: App, ctx: AppContext): void {
-  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages, consolePages, appTabs, appAutomation, appData, appUpload, appTemplate, accountPages, buildPages]);
+  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages, consolePages, appTabs, appAutomation, appData, appDiagnostics, appUpload, appTemplate, accountPages, buildPages]);
 }

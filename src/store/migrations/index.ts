@@ -17,6 +17,7 @@ import * as m014 from "./014-snapshots.ts";
 import * as m015 from "./015-builds.ts";
 import * as m016 from "./016-idempotency.ts";
 import * as m017 from "./017-build-copies.ts";
+import * as m018 from "./018-call-counts.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -42,6 +43,7 @@ const steps: Record<string, Step> = {
   "015-builds": m015,
   "016-idempotency": m016,
   "017-build-copies": m017,
+  "018-call-counts": m018,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -4,6 +4,7 @@ import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { AssetsTable } from "./assets.ts";
 import type { BuildBundlesTable, BuildsTable } from "./builds.ts";
+import type { OpCallCountsTable } from "./call-counts.ts";
 import type { IdempotencyRecordsTable } from "./idempotency.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
@@ -36,6 +37,7 @@ export interface Database {
   app_storage_usage: AppStorageUsageTable;
   activity_events: ActivityEventsTable;
   activity_counts: ActivityCountsTable;
+  op_call_counts: OpCallCountsTable;
   pairings: PairingsTable;
   pairing_guards: PairingGuardsTable;
   secrets: SecretsTable;

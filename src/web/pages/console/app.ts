@@ -25,7 +25,7 @@ export function tabPath(appId: string, tab: AppTab): string {
 }
 
 /** One of an app's console pages: its name, the tabs (the current one marked), the tab's body. */
-export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; body: HtmlValue; notice?: string }): SafeHtml {
+export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; body: HtmlValue; notice?: string; script?: { nonce: string; source: string } }): SafeHtml {
   const { app, tab } = options;
   const title = TABS.find(([id]) => id === tab)?.[1] ?? "";
   return layout({
@@ -38,6 +38,7 @@ export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; 
     )}</ul></nav>
 ${options.notice !== undefined && html`<p class="notice" role="status">${options.notice}</p>`}
 ${options.body}`,
+    ...(options.script === undefined ? {} : { script: options.script }),
   });
 }
 

@@ -88,9 +88,40 @@ ${
 }`;
 }
 
+/**
+ * Appends diag entries as they happen, from the tab's own event stream, built with text nodes
+ * only (an entry is the app's text, never markup). Without script the page is complete as served.
+ */
+export const DIAG_LIVE_SCRIPT = `(() => {
+  const list = document.getElementById("diag-list");
+  const empty = document.getElementById("diag-empty");
+  if (!list || !window.EventSource) return;
+  const events = new EventSource(location.pathname.replace(/\\/$/, "") + "/live");
+  // Marks the list as live once the stream is open (tests and styles can tell).
+  events.addEventListener("hello", () => { list.dataset.live = "on"; });
+  events.addEventListener("diag", (event) => {
+    const e = JSON.parse(event.data);
+    const item = document.createElement("li");
+    const box = document.createElement("div");
+    const meta = document.createElement("span");
+    meta.className = "muted";
+    meta.textContent = e.ts + " · " + e.source;
+    const text = document.createElement("pre");
+    text.textContent = e.message + (e.stack ? "\\n" + e.stack : "");
+    box.append(meta, text);
+    item.append(box);
+    list.append(item);
+    // The ring keeps 50; so does the page.
+    while (list.children.length > 50) list.firstElementChild.remove();
+    if (empty) empty.hidden = true;
+  });
+})();`;
+
 export function diagnosticsTab(entries: DiagEntry[], activity: ActivityEvent[], filter: SafeHtml): SafeHtml {
+  // Oldest first; the page's script appends what arrives while it is open (DIAG_LIVE_SCRIPT).
   return html`<h2>Recent errors and logs</h2>
-${entries.length === 0 ? html`<p>Nothing recorded.</p>` : html`<ul class="rows">${[...entries].reverse().map((e) => html`<li><div><span class="muted">${e.ts} · ${e.source}</span><pre>${e.message}${e.stack !== "" && `\n${e.stack}`}</pre></div></li>`)}</ul>`}
+<p id="diag-empty"${entries.length > 0 && html` hidden`}>Nothing recorded.</p>
+<ul class="rows" id="diag-list" aria-live="polite">${[...entries].reverse().map((e) => html`<li><div><span class="muted">${e.ts} · ${e.source}</span><pre>${e.message}${e.stack !== "" && `\n${e.stack}`}</pre></div></li>`)}</ul>
 <h2>Activity</h2>
 ${filter}
 ${activity.length === 0 ? html`<p>No events.</p>` : html`<ul class="rows">${activity.map((a) => html`<li><div><span class="muted">${a.ts} · ${a.kind} · revision ${a.revision}</span> ${a.summary}</div></li>`)}</ul>`}`;
@@ -245,26 +276,60 @@ export function activityFilter(appId: string, kinds: readonly string[], chosen: 
 }
 
 /**
- * Failed calls per hour over the last 7 days as an inline SVG bar chart (168 bars, presentation
- * attributes only: the page CSP allows no inline style), with a text summary for screen readers.
+ * Op calls and failures per hour over the last 7 days as an inline SVG bar chart (168 hours;
+ * each bar the hour's calls, its failed part in red; presentation attributes only, as the page
+ * CSP allows no inline style), with a text summary for screen readers and a legend.
  */
-export function failuresChart(perHour: Map<number, number>, now: number): SafeHtml {
+export function callsChart(perHour: Map<number, { calls: number; failures: number }>, now: number): SafeHtml {
   const HOUR = 3_600_000;
   const end = Math.floor(now / HOUR) * HOUR;
   const hours = Array.from({ length: 168 }, (_, i) => end - (167 - i) * HOUR);
-  const counts = hours.map((h) => perHour.get(h) ?? 0);
-  const max = Math.max(1, ...counts);
-  const total = counts.reduce((a, b) => a + b, 0);
-  const worst = counts.indexOf(Math.max(...counts));
-  const label = total === 0 ? "No failed calls in the last 7 days." : `${total} failed calls in the last 7 days; the most, ${counts[worst] ?? 0}, in the hour from ${new Date(hours[worst] ?? end).toISOString().slice(0, 13)}:00 UTC.`;
-  return html`<h2>Failed calls per hour, last 7 days</h2>
+  const counts = hours.map((h) => perHour.get(h) ?? { calls: 0, failures: 0 });
+  const max = Math.max(1, ...counts.map((c) => c.calls));
+  const calls = counts.reduce((a, c) => a + c.calls, 0);
+  const failures = counts.reduce((a, c) => a + c.failures, 0);
+  const busiest = counts.reduce((best, c, i) => (c.calls > (counts[best]?.calls ?? 0) ? i : best), 0);
+  const hourLabel = (i: number) => `${new Date(hours[i] ?? end).toISOString().slice(0, 13)}:00 UTC`;
+  const label =
+    calls === 0
+      ? "No operation calls in the last 7 days."
+      : `${calls} calls, ${failures} failed, in the last 7 days; the most, ${counts[busiest]?.calls ?? 0}, in the hour from ${hourLabel(busiest)}.`;
+  const height = (n: number) => (n / max) * 58;
+  return html`<h2>Operation calls per hour, last 7 days</h2>
 <figure class="chart">
 <svg viewBox="0 0 336 60" role="img" aria-label="${label}" preserveAspectRatio="none">
 <line x1="0" y1="59.5" x2="336" y2="59.5" stroke="currentColor" stroke-opacity="0.3"></line>
-${counts.map((n, i) => (n === 0 ? "" : html`<rect x="${i * 2}" y="${60 - (n / max) * 58}" width="1.6" height="${(n / max) * 58}" fill="#b4461f"><title>${new Date(hours[i] ?? end).toISOString().slice(0, 13)}:00 UTC: ${n}</title></rect>`))}
+${counts.map((c, i) =>
+  c.calls === 0
+    ? ""
+    : html`<g><title>${hourLabel(i)}: ${c.calls} calls, ${c.failures} failed</title><rect x="${i * 2}" y="${60 - height(c.calls)}" width="1.6" height="${height(c.calls)}" fill="#5b6b7a"></rect>${
+        c.failures > 0 && html`<rect x="${i * 2}" y="${60 - height(c.failures)}" width="1.6" height="${height(c.failures)}" fill="#b4461f"></rect>`
+      }</g>`,
+)}
 </svg>
-<figcaption>${label}</figcaption>
+<figcaption>${label} <span class="legend"><span class="swatch calls"></span>calls <span class="swatch failures"></span>failed</span></figcaption>
 </figure>`;
+}
+
+/** The listing's cover and screenshots, each removable, and the form that adds one. */
+function mediaSection(appId: string, media: TemplateDraft["media"]): SafeHtml {
+  return html`<h2>Cover and screenshots</h2>
+${
+  media.length === 0
+    ? html`<p class="muted">No cover yet: publishing needs one.</p>`
+    : html`<ul class="media">${media.map(
+        (m) => html`<li><img src="${m.url}" alt="${m.alt}" width="160"> <span>${m.kind === "cover" ? "Cover" : "Screenshot"}: ${m.alt}</span> ${actionButton(`/apps/${appId}/template/media/${m.id}/delete`, `Remove ${m.kind === "cover" ? "the cover" : `screenshot “${m.alt}”`}`, { secondary: true })}</li>`,
+      )}</ul>`
+}
+<form method="post" action="/apps/${appId}/template/media" enctype="multipart/form-data">
+<label for="media-kind">Kind</label>
+<select id="media-kind" name="kind"><option value="cover">Cover (replaces the current one)</option><option value="screenshot">Screenshot (up to 8)</option></select>
+<label for="media-alt">Alt text (what people who cannot see the image read)</label>
+<input id="media-alt" name="alt" required maxlength="300">
+<label for="media-file">Image (PNG, JPEG, GIF or WebP; at most 10 MiB)</label>
+<input id="media-file" name="file" type="file" accept="image/png,image/jpeg,image/gif,image/webp" required>
+<button class="button" type="submit">Add the image</button>
+</form>`;
 }
 
 /** The app's stored data against its cap, as a meter. */
@@ -278,7 +343,8 @@ export interface TemplateDraft {
   title: string | null;
   summary: string | null;
   category: string | null;
-  hasCover: boolean;
+  /** The cover first, then the gallery's screenshots in order. */
+  media: { id: string; kind: "cover" | "screenshot"; url: string; alt: string }[];
   templateEnabled: boolean;
   listed: boolean;
   missingFields: string[];
@@ -304,7 +370,7 @@ export function templateTab(appId: string, t: TemplateDraft, categories: readonl
 <select id="template-category" name="category"><option value="">(none)</option>${categories.map((c) => html`<option${c === t.category && html` selected`}>${c}</option>`)}</select>
 <button class="button" type="submit">Save draft</button>
 </form>
-${!t.hasCover && html`<p class="muted">A cover image is uploaded through <span class="label">POST /api/v1/apps/${appId}/template-listing/media</span>.</p>`}
+${mediaSection(appId, t.media)}
 ${t.missingFields.length === 0 && !t.listed && actionButton(`/apps/${appId}/template/publish`, "Publish as a template")}
 ${t.templateEnabled && actionButton(`/apps/${appId}/template/disable`, "Disable the template", { secondary: true })}`;
 }

@@ -1,0 +1,74 @@
+import type { ServerResponse } from "node:http";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { SECOND } from "../config/clock.ts";
+import type { App } from "./types.ts";
+
+/** DECISIONS §5: a comment line every 25 s keeps proxies from closing an idle stream. */
+export const PING_MS = 25 * SECOND;
+
+export interface EventStream {
+  send(event: string, data: unknown): void;
+  /** Runs once when the stream ends, from either side. */
+  onClose(cleanup: () => void): void;
+}
+
+export interface StreamOptions {
+  headers?: Record<string, string>;
+  /**
+   * For a cookie-session stream: checked before each event and ping, in order. Once it says no,
+   * the stream gets `sse_cookie_expired` and ends (spec Events 2).
+   */
+  signedIn?: () => Promise<boolean>;
+}
+
+/**
+ * Server-sent event streams of one route family. Hijacked responses are invisible to Fastify,
+ * so the family ends its open streams before the server closes. Each stream pings every PING_MS.
+ */
+export function eventStreams(app: App): (request: FastifyRequest, reply: FastifyReply, options?: StreamOptions) => EventStream {
+  const open = new Set<ServerResponse>();
+  app.addHook("preClose", (done) => {
+    for (const res of open) res.end();
+    open.clear();
+    done();
+  });
+  return (request, reply, options = {}) => {
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Accel-Buffering": "no",
+      "X-Request-Id": request.id,
+      ...options.headers,
+    });
+    open.add(res);
+    const raw = (event: string, data: unknown) => void res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const write = options.signedIn === undefined ? (chunk: () => void) => chunk() : whileSignedIn(res, raw, options.signedIn);
+    const timer = setInterval(() => write(() => void res.write(": ping\n\n")), PING_MS);
+    timer.unref();
+    res.on("close", () => {
+      clearInterval(timer);
+      open.delete(res);
+    });
+    return {
+      send: (event, data) => write(() => raw(event, data)),
+      onClose: (cleanup) => void res.on("close", cleanup),
+    };
+  };
+}
+
+function whileSignedIn(res: ServerResponse, raw: (event: string, data: unknown) => void, signedIn: () => Promise<boolean>): (chunk: () => void) => void {
+  let queue = Promise.resolve();
+  return (chunk) => {
+    queue = queue.then(async () => {
+      if (res.writableEnded) return;
+      if (await signedIn()) {
+        chunk();
+        return;
+      }
+      raw("error", { ok: false, error: { kind: "sse_cookie_expired", message: "the session behind this stream has ended; sign in again and reconnect" } });
+      res.end();
+    });
+  };
+}
