@@ -123,6 +123,9 @@ describe("console: the front door in real Chromium", () => {
     await page.getByRole("link", { name: "incoming" }).click();
     await page.getByText('{"title":"from curl"}').first().waitFor();
     await check(page, "app-webhook-deliveries");
+    await page.getByLabel("Name").fill("from the shop");
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("heading", { name: "from the shop: deliveries" }).waitFor();
 
     // Diagnostics after a failing op.
     const ownerToken = (await suite.server.ctx.tokens.mintUserToken((await suite.server.ctx.users.byHandle("newperson"))?.id ?? "", {})).token;

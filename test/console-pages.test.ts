@@ -68,6 +68,9 @@ export default { async fetch(request) {
     expect(diagnostics.text.match(/<rect [^>]*fill="#b4461f"/g)).toHaveLength(1);
     await server.ctx.callCounts.flush();
     expect((await counted()).map((r) => [Number(r.calls), Number(r.failures)])).toEqual([[5, 3]]);
+    // The dashboard says when each app was last called (to the hour), or that it was not.
+    expect((await page(server, "/?q=faulty", user.cookie)).text).toMatch(/revision 1 · created \d{4}-\d\d-\d\d · last call \d{4}-\d\d-\d\d \d\d:00 UTC/);
+    expect((await page(server, "/?q=app-26", user.cookie)).text).toContain("no calls this week");
     // After the flush the page reads the same from the store alone.
     expect((await page(server, `/apps/${app.body.id}/diagnostics`, user.cookie)).text).toContain("5 calls, 3 failed");
   });

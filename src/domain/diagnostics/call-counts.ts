@@ -98,6 +98,23 @@ export class CallCounts {
     return out;
   }
 
+  /** The hour of each app's latest call within retention (the dashboard's "last call"). */
+  async lastCalled(appIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (appIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom("op_call_counts")
+      .select(["app_id", (eb) => eb.fn.max("hour").as("hour")])
+      .where("app_id", "in", appIds)
+      .groupBy("app_id")
+      .execute();
+    for (const r of rows) out.set(r.app_id, Number(r.hour));
+    for (const e of this.pending.values()) {
+      if (appIds.includes(e.appId) && e.hour > (out.get(e.appId) ?? -1)) out.set(e.appId, e.hour);
+    }
+    return out;
+  }
+
   /** Retention sweep for the scheduler. */
   async sweep(): Promise<void> {
     await this.db.deleteFrom("op_call_counts").where("hour", "<", this.clock.now() - CALL_COUNT_RETENTION_MS).execute();

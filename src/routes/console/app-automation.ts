@@ -67,6 +67,18 @@ export default function appAutomation(app: App, ctx: AppContext): void {
     await ctx.webhooks.update(o.viewer.userId, request.params.item, { enabled: request.body.enabled === "true" });
     return back(reply, o, "webhooks");
   });
+  app.post(
+    "/apps/:id/webhooks/:item/rename",
+    { schema: { ...summary("rename a webhook"), params: ItemParams, body: Type.Object({ name: Type.String({ maxLength: 80 }) }, { additionalProperties: false }) } },
+    async (request, reply) => {
+      const o = await open(request, request.params.id, reply);
+      if (o === null) return reply;
+      const name = request.body.name.trim();
+      if (name === "") throw apiError("invalid_request", "a webhook needs a name");
+      await ctx.webhooks.update(o.viewer.userId, request.params.item, { rename: name });
+      return reply.redirect(`/apps/${o.app.id}/webhooks/${request.params.item}`, 303);
+    },
+  );
   app.post("/apps/:id/webhooks/:item/delete", { schema: { ...summary("delete a webhook"), params: ItemParams } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;

@@ -42,7 +42,8 @@ export default function consolePages(app: App, ctx: AppContext): void {
       const search = (request.query.q ?? "").trim();
       const { rows, nextCursor } = await ctx.apps.list(viewer.userId, PAGE_SIZE, request.query.cursor ?? null, search === "" ? null : search);
       const user = await ctx.users.byId(viewer.userId);
-      return sendPage(reply, dashboardPage({ handle: viewer.handle, rows, search, nextCursor, verified: user?.emailVerified ?? true }));
+      const lastCalled = await ctx.callCounts.lastCalled(rows.map((r) => r.app.id));
+      return sendPage(reply, dashboardPage({ handle: viewer.handle, rows, lastCalled, search, nextCursor, verified: user?.emailVerified ?? true }));
     },
   );
 

@@ -68,7 +68,7 @@ const ROLE_NAMES: Record<AppRole, string> = {
 };
 
 /** `/` signed in: the person's apps, newest first, with a name search and older pages. */
-export function dashboardPage(options: { handle: string; rows: ListedApp[]; search: string; nextCursor: string | null; verified: boolean }): SafeHtml {
+export function dashboardPage(options: { handle: string; rows: ListedApp[]; lastCalled: Map<string, number>; search: string; nextCursor: string | null; verified: boolean }): SafeHtml {
   const { rows, search } = options;
   return layout({
     title: "Your apps",
@@ -87,7 +87,7 @@ ${
 ${
   rows.length === 0
     ? html`<p>${search === "" ? "No apps yet. Ask an agent to make one, then claim it from the link it gives you." : html`No app matches “${search}”.`}</p>`
-    : html`<ul class="apps">${rows.map(({ app, role }) => appRow(app, role))}</ul>`
+    : html`<ul class="apps">${rows.map(({ app, role }) => appRow(app, role, options.lastCalled.get(app.id) ?? null))}</ul>`
 }
 ${options.nextCursor !== null && html`<p><a href="/?${new URLSearchParams({ ...(search === "" ? {} : { q: search }), cursor: options.nextCursor }).toString()}">Older apps</a></p>`}
 <p><a href="/account">Account and tokens</a></p>
@@ -95,11 +95,12 @@ ${options.nextCursor !== null && html`<p><a href="/?${new URLSearchParams({ ...(
   });
 }
 
-function appRow(app: AppRecord, role: AppRole): SafeHtml {
+/** `lastCall`: the hour of the app's latest op call, if it had one in the 8 days counts are kept. */
+function appRow(app: AppRecord, role: AppRole, lastCall: number | null): SafeHtml {
   return html`<li>
 <img src="/app/${app.id}/icon.svg" alt="" width="40" height="40">
 <div><a href="/apps/${app.id}">${app.displayName}</a>
-<span class="muted">${ROLE_NAMES[role]} · revision ${app.revision} · ${app.ownerUserId === null ? html`unclaimed, expires ${day(app.expiresAt)}` : html`created ${day(app.createdAt)}`}</span></div>
+<span class="muted">${ROLE_NAMES[role]} · revision ${app.revision} · ${app.ownerUserId === null ? html`unclaimed, expires ${day(app.expiresAt)}` : html`created ${day(app.createdAt)}`} · ${lastCall === null ? "no calls this week" : html`last call ${iso(lastCall).slice(0, 13).replace("T", " ")}:00 UTC`}</span></div>
 </li>`;
 }
 

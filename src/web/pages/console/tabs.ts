@@ -77,6 +77,11 @@ export function deliveriesBody(appId: string, webhook: WebhookView, deliveries: 
   return html`<p><a href="/apps/${appId}/webhooks">← Webhooks</a></p>
 <h2>${webhook.name}: deliveries</h2>
 <p>Delivery URL: <span class="label">${webhook.url}</span></p>
+<form method="post" action="/apps/${appId}/webhooks/${webhook.id}/rename" class="inline">
+<label for="webhook-rename">Name</label>
+<input id="webhook-rename" name="name" required maxlength="80" value="${webhook.name}">
+<button class="button secondary" type="submit">Rename</button>
+</form>
 ${
   deliveries.length === 0
     ? html`<p>No deliveries yet.</p>`
