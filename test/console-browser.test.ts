@@ -116,6 +116,10 @@ describe("console: the front door in real Chromium", () => {
     expect(secret).toMatch(/^svc_hook_/);
     await check(page, "app-webhooks-reveal");
     const hookUrl = (await page.locator(".rows .muted").first().textContent()) ?? "";
+    // The copy buttons put exactly the shown text on the clipboard.
+    await suite.browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: suite.server.url });
+    await page.getByRole("button", { name: /^Copy .*'s URL$/ }).click();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(hookUrl);
     const delivered = await fetch(`${hookUrl}?key=${secret}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "from curl" }) });
     expect(delivered.status).toBe(200);
     await page.getByRole("link", { name: "Webhooks" }).click();

@@ -5,6 +5,7 @@ import type { WebhookView } from "../../domain/webhooks/views.ts";
 import { apiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
 import { deliveriesBody, routinesTab, webhooksTab } from "../../web/pages/console/tabs.ts";
+import { COPY_SCRIPT } from "../../web/pages/mcp-setup.ts";
 import { consoleKit, ItemParams, Params, Toggle, type Opened } from "./opened.ts";
 
 /** An app's routines and webhooks (with deliveries; a webhook's secret shown once, on creation or rotation). */
@@ -39,7 +40,7 @@ export default function appAutomation(app: App, ctx: AppContext): void {
   });
 
   const webhooksPage = async (reply: FastifyReply, o: Opened, revealed: WebhookView | null) =>
-    page(reply, o, "webhooks", webhooksTab(o.app.id, await ctx.webhooks.listForApp(o.viewer.userId, o.app.id), ops(o), revealed));
+    page(reply, o, "webhooks", webhooksTab(o.app.id, await ctx.webhooks.listForApp(o.viewer.userId, o.app.id), ops(o), revealed), COPY_SCRIPT);
   app.get("/apps/:id/webhooks", { schema: { ...summary("webhooks"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);
     return o === null ? reply : webhooksPage(reply, o, null);

@@ -50,14 +50,16 @@ export function webhooksTab(appId: string, webhooks: WebhookView[], ops: string[
 ${
   revealed?.secret !== undefined &&
   html`<div class="reveal" role="alert"><p>The secret of <span class="label">${revealed.name}</span>, shown this once: copy it now.</p>
-<pre id="webhook-secret">${revealed.secret}</pre></div>`
+<pre id="webhook-secret">${revealed.secret}</pre>
+<button class="button" type="button" data-copy="webhook-secret">Copy the secret</button></div>`
 }
 ${
   webhooks.length === 0
     ? html`<p>No webhooks yet.</p>`
     : html`<ul class="rows">${webhooks.map(
         (w) => html`<li><div><a href="/apps/${appId}/webhooks/${w.id}">${w.name}</a> runs <span class="label">${w.op}</span>${!w.enabled && html` (disabled)`}
-<span class="muted">${w.url}</span></div>
+<span class="muted" id="hook-url-${w.id}">${w.url}</span></div>
+<button class="button secondary" type="button" data-copy="hook-url-${w.id}">Copy ${w.name}'s URL</button>
 ${actionButton(`/apps/${appId}/webhooks/${w.id}/rotate`, `Rotate ${w.name}'s secret`, { secondary: true })}
 ${actionButton(`/apps/${appId}/webhooks/${w.id}/toggle`, w.enabled ? `Disable ${w.name}` : `Enable ${w.name}`, { secondary: true, hidden: { enabled: w.enabled ? "false" : "true" } })}
 ${actionButton(`/apps/${appId}/webhooks/${w.id}/delete`, `Delete ${w.name}`, { secondary: true })}</li>`,
