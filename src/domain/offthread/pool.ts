@@ -16,7 +16,7 @@ interface Queued {
  * acorn costs ~120 ms and compiling its route schemas with ajv hundreds more, which on Node's
  * thread would stall every request. Jobs run one at a time under a deadline; a job past it
  * stops the worker (and is refused as unbounded), and the next job starts a fresh one. The
- * worker starts on first use and never keeps the process alive.
+ * worker starts on first use and keeps the process alive only while it has a job.
  */
 export class OffThread {
   private worker: Worker | null = null;
@@ -75,6 +75,8 @@ export class OffThread {
       void this.close();
     }, JOB_DEADLINE_MS);
     this.running = { item, timer };
+    // Held while it has work (a caller awaits it), let go once idle (see settle).
+    worker.ref();
     worker.postMessage({ id: item.id, job: item.job });
   }
 
@@ -86,12 +88,12 @@ export class OffThread {
     if (reply.ok) running.item.resolve(reply.value);
     else running.item.reject(deserialize(reply.error));
     this.pump();
+    if (this.running === null) this.live?.unref();
   }
 
   private start(): Promise<Worker> {
     this.ready ??= new Promise<Worker>((resolve, reject) => {
       const worker = new Worker(new URL("./jobs.thread.js", import.meta.url));
-      worker.unref();
       worker.on("message", (message: { ready: true } | { id: number; reply: Reply }) => {
         if ("ready" in message) {
           this.live = worker;

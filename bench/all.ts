@@ -1,0 +1,210 @@
+// `npm run bench`: every row of the speed issue in one run, ratios against baselines measured in
+// the same run (bare workerd serving the same module, a bare Fastify route), load from a forked
+// client process. Ends with one machine-readable line:
+//   bench: http/bare=R webhook/direct=R healthz/fastify=R pg-http/bare=R pg-kv/trivial=R first-call-p99-ms=N create-cpu-ms=N
+// Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
+// BENCH_ROWS=http,kv… to run only some rows (for profiling with --cpu-prof; no bench: line then).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { request } from "undici";
+import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
+import { bareFastify, bareWorkerd, brickyard, type Brickyard } from "./lib/servers.ts";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const PG_ADMIN_URL = process.env.PG_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ONLY = process.env.BENCH_ROWS?.split(",") ?? null;
+const FIRST_CALLS = 100;
+const CREATE_MODULE_BYTES = 20 * 1024;
+
+const TRIVIAL_FETCH = `export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
+const trivialApp = (id: string) => `export const manifest = { id: "${id}", routes: { op: {} } };\n${TRIVIAL_FETCH}`;
+const KV_APP = `export const manifest = { id: "bench-kv", routes: { op: {} }, capabilities: { imports: ["svc:storage/kv@1.0"] } };
+export default { async fetch(request, env) {
+  const a = await env.KV.get("a"); const b = await env.KV.get("b");
+  await env.KV.set("c", (a ?? 0) + (b ?? 0) + 1);
+  return Response.json({ ok: true, value: 1 });
+} };`;
+const ECHO_APP = `export const manifest = { id: "bench-echo", routes: { echo: { input: { type: "object", properties: { i: { type: "integer" } } } } } };
+export default { async fetch(request) {
+  const body = await request.json();
+  return Response.json({ ok: true, value: { i: body.i } });
+} };`;
+
+function createModule(bytes: number): string {
+  const head = `${trivialApp("bench-create")}\n`;
+  const line = "// padding so the module weighs what a real small app does.\n";
+  return (head + line.repeat(Math.ceil((bytes - head.length) / line.length))).slice(0, bytes);
+}
+
+/** A user on the enterprise plan (ceilings high enough to measure speed, not limits) and a token. */
+async function benchUser(b: Brickyard): Promise<string> {
+  const { ctx } = b.built;
+  const handle = `bench${randomBytes(3).toString("hex")}`;
+  const user = await ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "enterprise" });
+  return (await ctx.tokens.mintUserToken(user.id, {})).token;
+}
+
+async function call(url: string, method: string, token: string | null, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await request(url, {
+    method: method as "POST",
+    headers: { "content-type": "application/json", ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(body),
+  });
+  return { status: res.statusCode, json: (await res.body.json()) as Record<string, unknown> };
+}
+
+async function createApp(b: Brickyard, token: string, module: string): Promise<string> {
+  const created = await call(`${b.url}/app`, "POST", token, { module });
+  if (created.status !== 201) throw new Error(`creating a bench app answered ${created.status}: ${JSON.stringify(created.json)}`);
+  return created.json.id as string;
+}
+
+const opTarget = (b: Brickyard, appId: string, op: string, token: string, body = "{}"): Target => ({
+  url: `${b.url}/app/${appId}/api/${op}`,
+  method: "POST",
+  headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+  body,
+});
+
+/** A throwaway PostgreSQL database, or null (said loudly) when none is reachable. */
+async function throwawayDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const name = `brickyard_bench_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  try {
+    await admin.connect();
+    await admin.query(`create database "${name}"`);
+  } catch (error) {
+    console.log(`PostgreSQL rows SKIPPED: ${PG_ADMIN_URL} is not reachable (${String(error)})`);
+    return null;
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await client.connect();
+      await client.query(`drop database if exists "${name}" with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** Times the first op call of each of `count` new revisions, as an agent's edit-then-call does. */
+async function firstCalls(b: Brickyard, token: string, count: number): Promise<number[]> {
+  const appId = await createApp(b, token, trivialApp("bench-first"));
+  const times: number[] = [];
+  for (let revision = 2; revision <= count + 1; revision++) {
+    const put = await call(`${b.url}/app/${appId}`, "PUT", token, { module: trivialApp("bench-first").replace("value: 1", `value: ${revision}`) });
+    if (put.status !== 200) throw new Error(`PUT answered ${put.status}: ${JSON.stringify(put.json)}`);
+    const start = performance.now();
+    const first = await call(`${b.url}/app/${appId}/api/op`, "POST", token, {});
+    times.push(performance.now() - start);
+    if (first.json.value !== revision) throw new Error(`the first call after revision ${revision} answered ${JSON.stringify(first.json)}`);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "brickyard-bench-"));
+  const client = LoadClient.start();
+  const database = await throwawayDatabase();
+  const bare = await bareWorkerd(dir, trivialApp("bench-bare"));
+  const fastify = await bareFastify();
+  const sqlite = await brickyard(join(dir, "sqlite"), null);
+  const postgres = database === null ? null : await brickyard(join(dir, "postgres"), database.url);
+  // The spec's rate limits (webhook deliveries per address and per webhook, anonymous creates per
+  // address) would turn these rows into 429 tests; emptying the buckets every 10 ms keeps every
+  // request on the full path, checks included.
+  const refill = setInterval(() => {
+    sqlite.built.ctx.limiter.reset();
+    postgres?.built.ctx.limiter.reset();
+  }, 10);
+  try {
+    const token = await benchUser(sqlite);
+    const echoId = await createApp(sqlite, token, ECHO_APP);
+    const hook = await call(`${sqlite.url}/api/v1/apps/${echoId}/webhooks`, "POST", token, { op: "echo" });
+    const { id: hookId, secret } = (hook.json.webhook ?? {}) as { id: string; secret: string };
+    const echoBody = JSON.stringify({ i: 1 });
+    const rows: Record<string, { targets: Target[]; pids?: () => readonly number[] }> = {
+      bare: { targets: [{ url: `${bare.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [bare.pid] },
+      http: { targets: [opTarget(sqlite, await createApp(sqlite, token, trivialApp("bench-http")), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
+      kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
+      direct: { targets: [opTarget(sqlite, echoId, "echo", token, echoBody)], pids: () => sqlite.built.ctx.executor.pool.pids() },
+      webhook: {
+        targets: [{ url: `${sqlite.url}/api/v1/hooks/${hookId}`, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${secret}` }, body: echoBody }],
+        pids: () => sqlite.built.ctx.executor.pool.pids(),
+      },
+      healthz: { targets: [{ url: `${sqlite.url}/healthz` }] },
+      fastify: { targets: [{ url: `${fastify.url}/healthz` }] },
+    };
+    if (postgres !== null) {
+      const pgToken = await benchUser(postgres);
+      rows.pgHttp = { targets: [opTarget(postgres, await createApp(postgres, pgToken, trivialApp("bench-pg")), "op", pgToken)], pids: () => postgres.built.ctx.executor.pool.pids() };
+      rows.pgKv = { targets: [opTarget(postgres, await createApp(postgres, pgToken, KV_APP), "op", pgToken)], pids: () => postgres.built.ctx.executor.pool.pids() };
+    }
+    if (ONLY !== null) {
+      for (const name of Object.keys(rows)) if (!ONLY.includes(name)) delete rows[name];
+      const some = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
+      for (const [name, r] of Object.entries(some)) console.log(formatRow(name, r));
+      return;
+    }
+    const results: Record<string, Result> = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
+    const creates = await measure(client, { create: { targets: [{ url: `${sqlite.url}/app`, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ module: createModule(CREATE_MODULE_BYTES) }) }], expect: 201 } }, { concurrency: CONCURRENCY, msPerRow: 2000 });
+    const first = await firstCalls(sqlite, token, FIRST_CALLS);
+
+    const labels: Record<string, string> = {
+      bare: "bare workerd, trivial module (HTTP)",
+      http: "(a) trivial op over HTTP, user token",
+      kv: "(b) 2 KV reads + 1 write over HTTP",
+      direct: "direct op call (echo)",
+      webhook: "webhook delivery (echo)",
+      healthz: "GET /healthz",
+      fastify: "bare Fastify {ok:true}",
+      pgHttp: "PostgreSQL (a) over HTTP",
+      pgKv: "PostgreSQL (b) over HTTP",
+    };
+    console.log(`npm run bench: ${CONCURRENCY} concurrent from a separate client process, ${SECONDS} s of each row in 250 ms slices taken in turn`);
+    for (const [name, r] of Object.entries(results)) console.log(formatRow(labels[name] ?? name, r));
+    const created = creates.create;
+    console.log(formatRow(`anonymous create, ${CREATE_MODULE_BYTES / 1024} KiB module`, created));
+    console.log(`first call of a new revision (${FIRST_CALLS} revisions, over HTTP): p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms`);
+
+    const ratio = (a: string, b: string) => {
+      const x = results[a];
+      const y = results[b];
+      return x === undefined || y === undefined ? "n/a" : (x.rps / y.rps).toFixed(2);
+    };
+    const targets: [string, string, string][] = [
+      ["http/bare", ratio("http", "bare"), ">= 0.50 (p50 <= 2 ms)"],
+      ["webhook/direct", ratio("webhook", "direct"), ">= 0.85"],
+      ["healthz/fastify", ratio("healthz", "fastify"), ">= 0.60"],
+      ["pg-http/bare", ratio("pgHttp", "bare"), ">= 0.40"],
+      ["pg-kv/trivial", ratio("pgKv", "pgHttp"), ">= 0.50"],
+    ];
+    for (const [name, value, target] of targets) console.log(`  ${name.padEnd(18)} ${value.padStart(5)}   target ${target}`);
+    const createCpuMs = (created?.serverUs ?? 0) / 1000;
+    console.log(`  ${"first-call-p99-ms".padEnd(18)} ${percentile(first, 0.99).toFixed(2).padStart(5)}   target <= 10`);
+    console.log(`  ${"create-cpu-ms".padEnd(18)} ${createCpuMs.toFixed(2).padStart(5)}   target <= 1`);
+    console.log(
+      `bench: ${targets.map(([name, value]) => `${name}=${value}`).join(" ")} first-call-p99-ms=${percentile(first, 0.99).toFixed(2)} create-cpu-ms=${createCpuMs.toFixed(2)}`,
+    );
+  } finally {
+    clearInterval(refill);
+    client.close();
+    bare.stop();
+    await fastify.stop();
+    await sqlite.stop();
+    await postgres?.stop();
+    await database?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,49 @@
+// The load generator, forked by the benchmarks so that no request is made from the event loop
+// of the server being measured. It waits for a job over IPC, sends requests from `concurrency`
+// loops for `ms` milliseconds on one keep-alive pool, and answers with latencies, the statuses it
+// did not expect, and its own CPU time, so a saturated client shows in the report.
+import { Agent, request } from "undici";
+
+const agents = new Map();
+function agentFor(origin, concurrency) {
+  const key = `${origin} ${concurrency}`;
+  let agent = agents.get(key);
+  if (agent === undefined) {
+    agent = new Agent({ connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000 });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+async function run({ targets, concurrency, ms, expect = 200 }) {
+  const agent = agentFor(new URL(targets[0].url).origin, concurrency);
+  const latencies = [];
+  const unexpected = {};
+  let next = 0;
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  const end = start + ms;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        // Several targets (one app per slice's share, say) are taken in turn.
+        const target = targets[next++ % targets.length];
+        const t = performance.now();
+        const res = await request(target.url, { dispatcher: agent, method: target.method ?? "GET", headers: target.headers ?? {}, body: target.body ?? null });
+        await res.body.dump();
+        latencies.push(performance.now() - t);
+        if (res.statusCode !== expect) unexpected[res.statusCode] = (unexpected[res.statusCode] ?? 0) + 1;
+      }
+    }),
+  );
+  const cpu = process.cpuUsage(cpu0);
+  return { latencies, elapsedMs: performance.now() - start, unexpected, clientCpuUs: cpu.user + cpu.system };
+}
+
+process.on("message", (job) => {
+  run(job).then(
+    (result) => process.send({ ok: true, result }),
+    (error) => process.send({ ok: false, error: String(error?.stack ?? error) }),
+  );
+});
+process.on("disconnect", () => process.exit(0));
