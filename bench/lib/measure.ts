@@ -1,4 +1,4 @@
-// Interleaved measurement with load from another process (bench/lib/load-client.mjs): every row
+// Interleaved measurement with load from another process (bench/lib/load-client.ts): every row
 // runs in short slices taken in turn, so drift in a shared machine's speed falls on all rows alike.
 import { fork, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -43,7 +43,7 @@ export class LoadClient {
   private constructor(private readonly child: ChildProcess) {}
 
   static start(): LoadClient {
-    return new LoadClient(fork(join(import.meta.dirname, "load-client.mjs"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+    return new LoadClient(fork(join(import.meta.dirname, "load-client.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] }));
   }
 
   run(job: { targets: Target[]; concurrency: number; ms: number; expect?: number }): Promise<SliceResult> {

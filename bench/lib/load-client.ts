@@ -4,8 +4,15 @@
 // did not expect, and its own CPU time, so a saturated client shows in the report.
 import { Agent, request } from "undici";
 
-const agents = new Map();
-function agentFor(origin, concurrency) {
+interface Job {
+  targets: { url: string; method?: string; headers?: Record<string, string>; body?: string }[];
+  concurrency: number;
+  ms: number;
+  expect?: number;
+}
+
+const agents = new Map<string, Agent>();
+function agentFor(origin: string, concurrency: number): Agent {
   const key = `${origin} ${concurrency}`;
   let agent = agents.get(key);
   if (agent === undefined) {
@@ -15,10 +22,10 @@ function agentFor(origin, concurrency) {
   return agent;
 }
 
-async function run({ targets, concurrency, ms, expect = 200 }) {
-  const agent = agentFor(new URL(targets[0].url).origin, concurrency);
-  const latencies = [];
-  const unexpected = {};
+async function run({ targets, concurrency, ms, expect = 200 }: Job) {
+  const agent = agentFor(new URL(targets[0]?.url ?? "").origin, concurrency);
+  const latencies: number[] = [];
+  const unexpected: Record<number, number> = {};
   let next = 0;
   const cpu0 = process.cpuUsage();
   const start = performance.now();
@@ -28,8 +35,9 @@ async function run({ targets, concurrency, ms, expect = 200 }) {
       while (performance.now() < end) {
         // Several targets (one app per slice's share, say) are taken in turn.
         const target = targets[next++ % targets.length];
+        if (target === undefined) return;
         const t = performance.now();
-        const res = await request(target.url, { dispatcher: agent, method: target.method ?? "GET", headers: target.headers ?? {}, body: target.body ?? null });
+        const res = await request(target.url, { dispatcher: agent, method: (target.method ?? "GET") as "GET", headers: target.headers ?? {}, body: target.body ?? null });
         await res.body.dump();
         latencies.push(performance.now() - t);
         if (res.statusCode !== expect) unexpected[res.statusCode] = (unexpected[res.statusCode] ?? 0) + 1;
@@ -40,10 +48,10 @@ async function run({ targets, concurrency, ms, expect = 200 }) {
   return { latencies, elapsedMs: performance.now() - start, unexpected, clientCpuUs: cpu.user + cpu.system };
 }
 
-process.on("message", (job) => {
+process.on("message", (job: Job) => {
   run(job).then(
-    (result) => process.send({ ok: true, result }),
-    (error) => process.send({ ok: false, error: String(error?.stack ?? error) }),
+    (result) => process.send?.({ ok: true, result }),
+    (error: unknown) => process.send?.({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
   );
 });
 process.on("disconnect", () => process.exit(0));
