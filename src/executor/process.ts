@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { Agent, request } from "undici";
 import { renderConfig, workerdBinary, type EgressConfig } from "./workerd-config.ts";
+import { spawnTied } from "./child-process.ts";
 
 export type StartupFailure = "address_in_use" | "config_invalid" | "exited" | "timeout";
 
@@ -83,7 +84,7 @@ export class WorkerdProcess {
       { mode: 0o600 },
     );
     // fd 3 is workerd's control channel: it writes one JSON line per socket once it listens.
-    const child = spawn(workerdBinary(), ["serve", "--experimental", "--control-fd=3", configPath], {
+    const child = spawnTied(workerdBinary(), ["serve", "--experimental", "--control-fd=3", configPath], {
       stdio: ["ignore", "ignore", "pipe", "pipe"],
     });
     const proc = new WorkerdProcess(child, socketPath);

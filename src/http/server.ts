@@ -54,8 +54,16 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
     if (request.body === undefined && schema?.type === "object" && (schema.required ?? []).length === 0) request.body = {};
     done();
   });
+  // Draining (close() was called): every answer still being made ends its connection, so a
+  // keep-alive client cannot hold the process open; Fastify closes the idle ones itself.
+  let draining = false;
+  app.addHook("preClose", (done) => {
+    draining = true;
+    done();
+  });
   app.addHook("onSend", (request, reply, payload, done) => {
     void reply.header("x-request-id", request.id);
+    if (draining) void reply.header("connection", "close");
     done(null, payload);
   });
   return { app, routes };

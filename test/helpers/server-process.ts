@@ -20,6 +20,10 @@ export interface ServerProcess {
   start(): Promise<void>;
   /** SIGKILL to Node and every workerd it started; resolves once it is gone. */
   killGroup(): Promise<void>;
+  /** The Node process's pid while it runs. */
+  readonly pid: number | null;
+  /** Sends `signal` to the Node process alone; resolves once it exits, with how. */
+  signal(signal: NodeJS.Signals): Promise<{ code: number | null; signal: string | null }>;
   /** A request as that user. */
   api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
   /** Kills the server, drops its database and data folder. */
@@ -43,7 +47,12 @@ export async function serverProcess(dialect: Dialect, extraEnv: Record<string, s
     child = null;
     if (victim?.pid === undefined || victim.exitCode !== null) return Promise.resolve();
     const exited = new Promise<void>((resolve) => victim.once("exit", () => resolve()));
-    process.kill(-victim.pid, "SIGKILL");
+    try {
+      process.kill(-victim.pid, "SIGKILL");
+    } catch {
+      // The group is gone already (its Node process was killed alone and its children with it).
+      return Promise.resolve();
+    }
     return exited;
   };
   return {
@@ -55,10 +64,20 @@ export async function serverProcess(dialect: Dialect, extraEnv: Record<string, s
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
       // Its own process group, so one signal takes Node and the workerd processes it started.
-      child = spawn(process.execPath, [BIN, "serve"], { env: { ...env, PORT: String(port), BASE_URL: base }, stdio: "ignore", detached: true });
+      child = spawn(process.execPath, [BIN, "serve"], { env: { ...env, PORT: String(port), BASE_URL: base }, stdio: process.env.SERVER_PROCESS_LOGS === undefined ? "ignore" : "inherit", detached: true });
       await poll(() => fetch(`${base}/healthz`).then((res) => (res.ok ? res : Promise.reject(new Error(String(res.status))))));
     },
     killGroup,
+    get pid() {
+      return child?.pid ?? null;
+    },
+    signal(signal) {
+      const victim = child;
+      if (victim?.pid === undefined || victim.exitCode !== null) return Promise.reject(new Error("the server is not running"));
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => victim.once("exit", (code, sig) => resolve({ code, signal: sig })));
+      victim.kill(signal);
+      return exited;
+    },
     api: (method, path, body, headers = {}) =>
       fetch(`${base}${path}`, {
         method,

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawnTied } from "../../executor/child-process.ts";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DEFAULT_TUNING } from "../../executor/executor.ts";
@@ -51,9 +51,9 @@ const worker :Workerd.Worker = (
 
 function run(binary: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawnTied(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
       if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
     });
     const timer = setTimeout(() => child.kill("SIGKILL"), CHECK_TIMEOUT_MS);

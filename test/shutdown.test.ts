@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { afterEach, expect, it } from "vitest";
+import { serverProcess, type ServerProcess } from "./helpers/server-process.ts";
+
+// How the service stops, as an operator sees it: SIGTERM drains and exits, whoever is connected;
+// a crash (kill -9 of Node) leaves no workerd behind.
+
+/** Pids of the processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(entry));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return check();
+}
+
+let server: ServerProcess | null = null;
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+
+it("after kill -9 of the Node process, none of its workerd processes is left 2 s later", async () => {
+  server = await serverProcess("sqlite");
+  await server.start();
+  const pid = server.pid ?? 0;
+  const workerds = childrenOf(pid).filter((child) => readFileSync(`/proc/${child}/cmdline`, "utf8").includes("workerd"));
+  expect(workerds.length).toBeGreaterThanOrEqual(2);
+  process.kill(pid, "SIGKILL");
+  expect(await waitFor(() => workerds.every((child) => !alive(child)), 2000)).toBe(true);
+});
+
+it("SIGTERM with an idle keep-alive client connected: the server closes the connection and exits", async () => {
+  server = await serverProcess("sqlite");
+  await server.start();
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const socketClosed = new Promise<void>((resolve) => {
+    const req = request(`${server?.base}/healthz`, { agent }, (res) => {
+      res.resume();
+      res.once("end", () => req.socket?.once("close", () => resolve()));
+    });
+    req.end();
+  });
+  // The request is answered and its socket sits idle in the agent's pool.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const started = Date.now();
+  const exit = await server.signal("SIGTERM");
+  expect(exit).toEqual({ code: 0, signal: null });
+  expect(Date.now() - started).toBeLessThan(10_000);
+  await socketClosed;
+  agent.destroy();
+});
+
+it("SIGTERM during an op call: the call finishes with its answer, then the process exits", async () => {
+  server = await serverProcess("sqlite");
+  await server.start();
+  const module = `export const manifest = { id: "slow", routes: { slow: {} } };
+export default { async fetch() { await new Promise((resolve) => setTimeout(resolve, 1500)); return Response.json({ ok: true, value: "done" }); } };`;
+  const created = await server.api("POST", "/app", { module });
+  expect(created.status).toBe(201);
+  const { id } = (await created.json()) as { id: string };
+  const call = server.api("POST", `/app/${id}/api/slow`, {});
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const exit = server.signal("SIGTERM");
+  const answered = await call;
+  expect(answered.status).toBe(200);
+  expect(await answered.json()).toEqual({ ok: true, value: "done" });
+  expect(await exit).toEqual({ code: 0, signal: null });
+});
