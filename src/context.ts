@@ -71,6 +71,8 @@ export interface AppDeps {
 /** Every service, built once per app; routes receive this and nothing global. */
 export interface AppContext {
   config: Config;
+  /** Whether this instance still wants traffic: false from the first SIGTERM on (`/readyz`). */
+  lifecycle: { draining: boolean };
   clock: Clock;
   store: Store;
   db: Kysely<Database>;
@@ -244,6 +246,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const copies = new Copies(db, clock, apps, assets, secrets, templates, builds, () => deps.config.baseUrl);
   builds.setCopyPublisher((input) => copies.publishBuilt(input));
   return {
+    lifecycle: { draining: false },
     builds,
     idempotency: new Idempotency(db, clock),
     versions,

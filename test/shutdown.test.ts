@@ -92,3 +92,23 @@ export default { async fetch() { await new Promise((resolve) => setTimeout(resol
   expect(await answered.json()).toEqual({ ok: true, value: "done" });
   expect(await exit).toEqual({ code: 0, signal: null });
 });
+
+it("SIGTERM with a grace period: /readyz turns 503 at once while requests are still served; a second signal exits now", async () => {
+  server = await serverProcess("sqlite", { SHUTDOWN_GRACE_MS: "60000" });
+  await server.start();
+  expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
+  const pid = server.pid ?? 0;
+  const exited = server.signal("SIGTERM");
+  // Signals are asynchronous: wait until the instance says it is draining.
+  let ready = await fetch(`${server.base}/readyz`);
+  for (let i = 0; i < 50 && ready.status === 200; i++) ready = await fetch(`${server.base}/readyz`);
+  expect(ready.status).toBe(503);
+  expect(((await ready.json()) as { error: { kind: string } }).error.kind).toBe("service_busy");
+  // Still serving: liveness holds and requests are answered during the grace period.
+  expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
+  expect((await server.api("GET", "/app")).status).toBe(200);
+  const started = Date.now();
+  process.kill(pid, "SIGTERM");
+  expect(await exited).toEqual({ code: 1, signal: null });
+  expect(Date.now() - started).toBeLessThan(5000);
+});

@@ -27,6 +27,11 @@ export interface Config {
   secretsKey: string | null;
   /** Log level for pino. */
   logLevel: string;
+  /**
+   * After SIGTERM, how long `/readyz` answers 503 while requests are still served, so a load
+   * balancer stops sending before the drain starts. 0 (one instance, no balancer): drain at once.
+   */
+  shutdownGraceMs: number;
   /** Where builds resolve `npm:` imports (DECISIONS §10). */
   npm: {
     registryUrl: string;
@@ -77,6 +82,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     buildLeaseMs: integer(env, "BUILD_LEASE_MS", 30_000, 100, 3_600_000),
     buildRetryMs: integer(env, "BUILD_RETRY_MS", 2_000, 10, 600_000),
+    shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 0, 0, 600_000),
   };
 }
 

@@ -16,21 +16,33 @@ export async function serve(config: Config): Promise<BuiltApp> {
   return built;
 }
 
-/** Stops accepting, finishes in-flight requests, releases everything, on SIGTERM or SIGINT. */
+/**
+ * On SIGTERM or SIGINT: `/readyz` turns 503 at once, requests are still served for
+ * SHUTDOWN_GRACE_MS (so a load balancer stops sending), then the server stops accepting,
+ * finishes in-flight requests and op calls, releases everything and exits. A second signal
+ * exits at once.
+ */
 export function closeOnSignals(built: BuiltApp): void {
   let closing = false;
   const stop = (signal: NodeJS.Signals) => {
-    if (closing) return;
+    if (closing) {
+      built.http.log.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
     closing = true;
-    built.http.log.info({ signal }, "shutting down");
-    built.http.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        built.http.log.error({ err: error }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+    built.ctx.lifecycle.draining = true;
+    const grace = built.ctx.config.shutdownGraceMs;
+    built.http.log.info({ signal, graceMs: grace }, "shutting down");
+    setTimeout(() => {
+      built.http.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          built.http.log.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
+    }, grace);
   };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
 }
