@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 
@@ -32,6 +33,11 @@ export interface Config {
    * balancer stops sending before the drain starts. 0 (one instance, no balancer): drain at once.
    */
   shutdownGraceMs: number;
+  /**
+   * Which proxies' `X-Forwarded-For` (or `Forwarded`) names the client, for rate limits, logs and
+   * webhook records: false (none: the socket's address), a hop count, or addresses and CIDRs.
+   */
+  trustProxy: false | number | string[];
   /** Where builds resolve `npm:` imports (DECISIONS §10). */
   npm: {
     registryUrl: string;
@@ -83,6 +89,7 @@ export function loadConfig(env: Env = process.env): Config {
     buildLeaseMs: integer(env, "BUILD_LEASE_MS", 30_000, 100, 3_600_000),
     buildRetryMs: integer(env, "BUILD_RETRY_MS", 2_000, 10, 600_000),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 0, 0, 600_000),
+    trustProxy: trustProxy(nonEmpty(env.TRUST_PROXY)),
   };
 }
 
@@ -109,4 +116,25 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer in ${min}..${max}, got ${raw}`);
   }
   return value;
+}
+
+/** TRUST_PROXY: unset (trust no proxy), a hop count (`1`), or a comma list of addresses and CIDRs. */
+function trustProxy(value: string | null): false | number | string[] {
+  if (value === null) return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1 || hops > 16) throw new ConfigError(`TRUST_PROXY as a hop count must be 1..16, got ${value}`);
+    return hops;
+  }
+  const entries = value.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = "", bits, extra] = entry.split("/");
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    const prefixOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= max);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(`TRUST_PROXY must be a hop count or a comma list of IP addresses and CIDRs (10.0.0.0/8), got "${entry}"`);
+    }
+  }
+  return entries;
 }

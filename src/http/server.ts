@@ -12,11 +12,17 @@ import { installOpenApi } from "./openapi.ts";
 import { installPacing } from "./pacing.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
 import type { App } from "./types.ts";
+import { installForwarded } from "./proxy.ts";
 import { validatorCompiler } from "./validation.ts";
 
 // Above every per-field cap (module and ui are 256 KiB each), so requests fail with the precise
 // kind (`module_too_large`) rather than a generic 413; routes with smaller caps set their own.
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
+
+/** A hop count trusts that many proxies nearest to us, whatever their addresses. */
+function trustProxyOption(trust: false | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === "number" ? (_address, hop) => hop < trust : trust;
+}
 
 /** A Fastify instance with our validation, errors, logging and OpenAPI installed; no routes yet. */
 export async function createServer(ctx: AppContext): Promise<{ app: App; routes: RouteList }> {
@@ -29,6 +35,8 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
     bodyLimit: DEFAULT_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     return503OnClosing: true,
+    // TRUST_PROXY: only then does X-Forwarded-For name the client (rate limits, logs, records).
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -45,6 +53,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   app.addHook("onRoute", (route) => {
     route.schema = { ...route.schema, response: { ...errorResponses, ...(route.schema?.response as object | undefined) } };
   });
+  if (ctx.config.trustProxy !== false) installForwarded(app);
   installNulGuard(app);
   installPacing(app);
   // A POST with no body at all (`curl -X POST …`) means "no fields" when the body schema is an
