@@ -2,8 +2,7 @@
 // against bare workerd serving the same trivial module directly, measured in the same run.
 // Run: npm run bench:op-call  (env: BENCH_SECONDS=2 × BENCH_ROUNDS=3 seconds of each row, BENCH_CONCURRENCY=8,
 // DATABASE_URL for PG)
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
@@ -17,8 +16,8 @@ import { Operations, type AppRecord } from "../src/domain/operations/index.ts";
 import { AppStorage } from "../src/domain/storage/index.ts";
 import { Executor } from "../src/executor/executor.ts";
 import type { AppCode, CodeSource } from "../src/executor/types.ts";
-import { workerdBinary } from "../src/executor/workerd-config.ts";
 import { migrate, openStore } from "../src/store/index.ts";
+import { startBareWorkerd } from "./lib/servers.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -125,32 +124,17 @@ async function measure<K extends string>(rows: Record<K, Row>): Promise<Record<K
 }
 
 async function bareWorkerd(dir: string): Promise<{ call: () => Promise<unknown>; pid: number | undefined; stop: () => void }> {
-  writeFileSync(join(dir, "trivial.js"), TRIVIAL);
   const socket = join(dir, "bare.sock");
-  writeFileSync(
-    join(dir, "bare.capnp"),
-    `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "main", worker = (modules = [(name = "trivial.js", esModule = embed "trivial.js")], compatibilityDate = "2025-09-01")) ],
-  sockets = [ (name = "http", address = "unix:${socket}", http = (), service = "main") ],
-);`,
-  );
-  const child = spawn(workerdBinary(), ["serve", "--control-fd=3", join(dir, "bare.capnp")], { stdio: ["ignore", "ignore", "inherit", "pipe"] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdio[3]?.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes('"listen"')) resolve();
-    });
-    child.once("exit", () => reject(new Error("bare workerd exited")));
-  });
+  const { pid, stop } = await startBareWorkerd(dir, TRIVIAL, `unix:${socket}`);
   const agent = new Agent({ connect: { socketPath: socket } });
   return {
-    pid: child.pid,
+    pid,
     call: async () => {
       const res = await request("http://bare/api/op", { dispatcher: agent, method: "POST", body: "{}", headers: { "content-type": "application/json" } });
       return res.body.json();
     },
     stop: () => {
-      child.kill("SIGKILL");
+      stop();
       void agent.close();
     },
   };

@@ -8,15 +8,7 @@ import { Executor } from "../src/executor/executor.ts";
 import { WorkerdStartupError } from "../src/executor/process.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer } from "./helpers/server.ts";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { alive } from "./helpers/process.ts";
 
 describeEachDialect("executor: composition in buildApp", (dialect) => {
   it("starts EXECUTORS processes, reports /healthz ok once they answer, and kills them on close", async () => {

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { afterEach, expect, it } from "vitest";
 import { serverProcess, type ServerProcess } from "./helpers/server-process.ts";
+import { alive } from "./helpers/process.ts";
 
 // How the service stops, as an operator sees it: SIGTERM drains and exits, whoever is connected;
 // a crash (kill -9 of Node) leaves no workerd behind.
@@ -19,15 +20,6 @@ function childrenOf(pid: number): number[] {
     }
   }
   return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {

@@ -22,14 +22,20 @@ export async function freePort(): Promise<number> {
 
 /** workerd serving `module` over HTTP on loopback TCP, as Brickyard is reached. */
 export async function bareWorkerd(dir: string, module: string): Promise<{ url: string; pid: number; stop: () => void }> {
-  writeFileSync(join(dir, "bare.js"), module);
   const port = await freePort();
+  const { pid, stop } = await startBareWorkerd(dir, module, `127.0.0.1:${port}`);
+  return { url: `http://127.0.0.1:${port}`, pid, stop };
+}
+
+/** workerd serving `module` at `address` (`host:port`, or `unix:/path`), once it listens. */
+export async function startBareWorkerd(dir: string, module: string, address: string): Promise<{ pid: number; stop: () => void }> {
+  writeFileSync(join(dir, "bare.js"), module);
   writeFileSync(
     join(dir, "bare.capnp"),
     `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "main", worker = (modules = [(name = "bare.js", esModule = embed "bare.js")], compatibilityDate = "2025-09-01")) ],
-  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+  sockets = [ (name = "http", address = "${address}", http = (), service = "main") ],
 );`,
   );
   const child = spawn(workerdBinary(), ["serve", "--control-fd=3", join(dir, "bare.capnp")], { stdio: ["ignore", "ignore", "inherit", "pipe"] });
@@ -40,7 +46,7 @@ const config :Workerd.Config = (
     child.once("exit", () => reject(new Error("bare workerd exited")));
   });
   if (child.pid === undefined) throw new Error("bare workerd has no pid");
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill("SIGKILL") };
+  return { pid: child.pid, stop: () => child.kill("SIGKILL") };
 }
 
 /** A bare Fastify route answering `{ok: true}`: what `GET /healthz` is compared to. */

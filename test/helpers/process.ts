@@ -22,3 +22,13 @@ export async function poll(attempt: () => Promise<Response>, deadlineMs = 60_000
     }
   }
 }
+
+/** Whether a process with this pid exists (signal 0 checks without sending). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
