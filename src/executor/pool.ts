@@ -9,6 +9,7 @@ import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
 import { Trials, type Trial } from "./trials.ts";
 import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane } from "./types.ts";
+import { fnv1a, moving, newSlot, overCpuBudget, SLOW_CALL_MS, SPILL_AT, suspectsOf, type Inflight, type Member, type Slot } from "./pool-members.ts";
 
 /** The pool's share of the executor's tuning (see ExecutorTuning for what each knob means). */
 type PoolTuning = Pick<
@@ -44,59 +45,6 @@ export type PoolEvent =
   | { type: "recycle"; slot: string; rssBytes: number }
   | { type: "channel_rotated"; slot: string }
   | { type: "start_failed"; slot: string; error: unknown };
-
-interface Inflight {
-  appId: string;
-  startedAt: number;
-  /** performance.now() at the start: progress is judged in real time, whatever the clock. */
-  since: number;
-}
-
-/** A live process and what the pool knows about it. */
-interface Member {
-  proc: WorkerdProcess;
-  /** Where new calls go. */
-  channel: ExecutorChannel;
-  /** Every open channel: the current one and any still draining after a rotation. */
-  channels: Set<ExecutorChannel>;
-  /** Evictions and calls since the current channel opened (see rotate()). */
-  evictions: number;
-  calls: number;
-  rotating: boolean;
-  /** performance.now() when a call last finished here: a process that stopped may be blocked. */
-  lastDone: number;
-  /** One signal for all of the process's calls: a fault fails every one of them anyway. */
-  abort: AbortController;
-  inflight: Set<Inflight>;
-  isolates: IsolateTable;
-  /** App id → performance.now() when it last began or ended a call here. */
-  ran: Map<string, number>;
-  /** performance.now() when the last ping that was answered went out. */
-  healthyAt: number;
-  /** CPU ms at the start of the current busy stretch (see checkCpu()), and whether a call ended since. */
-  cpuMark: number | null;
-  progressed: boolean;
-  faulted: boolean;
-  retiring: boolean;
-  pinging: boolean;
-  /** CPU ms at the last tick. */
-  cpuLast: number | null;
-}
-
-interface Slot {
-  /** `claimed-0`, `free-1`, `trial-7`: names processes and events. */
-  name: string;
-  starts: number;
-  current: Member | null;
-  starting: Promise<Member> | null;
-  recycling: boolean;
-  /** Calls placed on this slot and not yet answered, counted from placement on. */
-  load: number;
-  /** Set on a probation process: the suspects it runs, and nothing else. */
-  trial: Trial | null;
-}
-
-const newSlot = (name: string, trial: Trial | null = null): Slot => ({ name, starts: 0, current: null, starting: null, recycling: false, load: 0, trial });
 
 /**
  * Two lanes of workerd processes: claimed apps in one, free (unclaimed) apps in the other, so
@@ -429,7 +377,7 @@ export class ExecutorPool {
     let suspects: string[];
     let quarantined: string | null = null;
     if (slot.trial === null) {
-      suspects = this.suspectsOf(member, now);
+      suspects = suspectsOf(member, this.o.backgroundWindowMs, now);
       this.trials.accuse(suspects, now);
     } else {
       // Of the group, only apps that ran in this process can have brought it down.
@@ -452,12 +400,6 @@ export class ExecutorPool {
    * last answered ping or within `backgroundWindowMs` (work they left behind: ctx.waitUntil, a
    * timer); when none did, every app it has run.
    */
-  private suspectsOf(member: Member, now: number): string[] {
-    const out = new Set([...member.inflight].map((e) => e.appId));
-    for (const [appId, at] of member.ran) if (at >= member.healthyAt || now - at <= this.o.backgroundWindowMs) out.add(appId);
-    return out.size > 0 ? [...out] : [...member.ran.keys()];
-  }
-
   private failAll(member: Member, fault: ExecutorFault): void {
     member.abort.abort(fault);
   }
@@ -499,24 +441,9 @@ export class ExecutorPool {
     });
   }
 
-  /**
-   * The CPU budget. A process busy (over half of each tick on the CPU) for `cpuBudgetMs` of CPU
-   * time with no call finishing is running something away, in slices too short for the ping to
-   * notice or in the background after a call answered. Returns true when it faulted the process.
-   */
+  /** The CPU budget (see overCpuBudget); returns true when it faulted the process. */
   private checkCpu(slot: Slot, member: Member): boolean {
-    const cpu = member.proc.cpuMs();
-    if (cpu === null) return false;
-    const last = member.cpuLast;
-    member.cpuLast = cpu;
-    if (last === null) return false;
-    if (cpu - last < this.o.pingIntervalMs / 2 || member.progressed) {
-      member.cpuMark = null;
-      member.progressed = false;
-      return false;
-    }
-    member.cpuMark ??= last;
-    if (cpu - member.cpuMark < this.o.cpuBudgetMs) return false;
+    if (!overCpuBudget(member, this.o)) return false;
     this.fault(slot, member, "cpu");
     return true;
   }
@@ -567,27 +494,3 @@ const FAULT_MESSAGES: Partial<Record<FaultReason, string>> = {
   memory: "the executor passed its memory ceiling and was restarted",
 };
 
-/** A call this slow may have filled the process's memory: its RSS is read before it answers. */
-const SLOW_CALL_MS = 50;
-
-/** A hot app spills onto its second process from this many calls in flight on its first. */
-const SPILL_AT = 2;
-/** A process with calls in flight and none finished for this long is not spilled onto or from. */
-const PROGRESS_MS = 50;
-
-/** A process is moving when it is idle, finished a call lately, or its oldest call is young. */
-function moving(m: Member): boolean {
-  const now = performance.now();
-  const oldest = m.inflight.values().next().value;
-  return oldest === undefined || now - m.lastDone < PROGRESS_MS || now - oldest.since < PROGRESS_MS;
-}
-
-/** FNV-1a: stable across processes and restarts, unlike anything keyed on object identity. */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}

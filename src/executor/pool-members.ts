@@ -1,0 +1,113 @@
+import type { ExecutorChannel } from "./channel.ts";
+import type { IsolateTable } from "./isolates.ts";
+import type { WorkerdProcess } from "./process.ts";
+import type { Trial } from "./trials.ts";
+
+// What the executor pool (pool.ts) knows about each of its processes and slots, and the
+// judgments its watchdog makes from that alone: the CPU budget, who is a suspect after a fault,
+// whether a process is still moving, where an app's calls go.
+
+export interface Inflight {
+  appId: string;
+  startedAt: number;
+  /** performance.now() at the start: progress is judged in real time, whatever the clock. */
+  since: number;
+}
+
+/** A live process and what the pool knows about it. */
+export interface Member {
+  proc: WorkerdProcess;
+  /** Where new calls go. */
+  channel: ExecutorChannel;
+  /** Every open channel: the current one and any still draining after a rotation. */
+  channels: Set<ExecutorChannel>;
+  /** Evictions and calls since the current channel opened (see rotate()). */
+  evictions: number;
+  calls: number;
+  rotating: boolean;
+  /** performance.now() when a call last finished here: a process that stopped may be blocked. */
+  lastDone: number;
+  /** One signal for all of the process's calls: a fault fails every one of them anyway. */
+  abort: AbortController;
+  inflight: Set<Inflight>;
+  isolates: IsolateTable;
+  /** App id → performance.now() when it last began or ended a call here. */
+  ran: Map<string, number>;
+  /** performance.now() when the last ping that was answered went out. */
+  healthyAt: number;
+  /** CPU ms at the start of the current busy stretch (see checkCpu()), and whether a call ended since. */
+  cpuMark: number | null;
+  progressed: boolean;
+  faulted: boolean;
+  retiring: boolean;
+  pinging: boolean;
+  /** CPU ms at the last tick. */
+  cpuLast: number | null;
+}
+
+export interface Slot {
+  /** `claimed-0`, `free-1`, `trial-7`: names processes and events. */
+  name: string;
+  starts: number;
+  current: Member | null;
+  starting: Promise<Member> | null;
+  recycling: boolean;
+  /** Calls placed on this slot and not yet answered, counted from placement on. */
+  load: number;
+  /** Set on a probation process: the suspects it runs, and nothing else. */
+  trial: Trial | null;
+}
+
+export const newSlot = (name: string, trial: Trial | null = null): Slot => ({ name, starts: 0, current: null, starting: null, recycling: false, load: 0, trial });
+
+/**
+ * A process busy (over half of each tick on the CPU) for `cpuBudgetMs` of CPU time with no call
+ * finishing is running something away, in slices too short for the ping to notice or in the
+ * background after a call answered. Reads the process's CPU time once per watchdog tick.
+ */
+export function overCpuBudget(member: Member, o: { pingIntervalMs: number; cpuBudgetMs: number }): boolean {
+  const cpu = member.proc.cpuMs();
+  if (cpu === null) return false;
+  const last = member.cpuLast;
+  member.cpuLast = cpu;
+  if (last === null) return false;
+  if (cpu - last < o.pingIntervalMs / 2 || member.progressed) {
+    member.cpuMark = null;
+    member.progressed = false;
+    return false;
+  }
+  member.cpuMark ??= last;
+  return cpu - member.cpuMark >= o.cpuBudgetMs;
+}
+
+/** After a fault: the apps in flight, and those that ran since the last good ping or lately. */
+export function suspectsOf(member: Member, backgroundWindowMs: number, now: number): string[] {
+  const out = new Set([...member.inflight].map((e) => e.appId));
+  for (const [appId, at] of member.ran) if (at >= member.healthyAt || now - at <= backgroundWindowMs) out.add(appId);
+  return out.size > 0 ? [...out] : [...member.ran.keys()];
+}
+
+/** A call this slow may have filled the process's memory: its RSS is read before it answers. */
+export const SLOW_CALL_MS = 50;
+
+/** A hot app spills onto its second process from this many calls in flight on its first. */
+export const SPILL_AT = 2;
+/** A process with calls in flight and none finished for this long is not spilled onto or from. */
+const PROGRESS_MS = 50;
+
+/** A process is moving when it is idle, finished a call lately, or its oldest call is young. */
+export function moving(m: Member): boolean {
+  const now = performance.now();
+  const oldest = m.inflight.values().next().value;
+  return oldest === undefined || now - m.lastDone < PROGRESS_MS || now - oldest.since < PROGRESS_MS;
+}
+
+/** FNV-1a: stable across processes and restarts, unlike anything keyed on object identity. */
+export function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
