@@ -49,6 +49,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     // The calls that just ended are counted; the counts are written while the store is open.
     await ctx.callCounts.close();
     await ctx.store.close();
+    ctx.assets.close();
   });
   ctx.scheduler.add(reaper.job);
   registerJobs(ctx);

@@ -162,6 +162,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const callCounts = new CallCounts(db, clock);
   const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
   const secrets = new Secrets(db, clock, secretsKey);
+  // Before anything starts processes or connections: a bucket that cannot be reached fails here.
+  const blobs = await openBlobStore(deps.config.blobStore);
   const live = new LiveEvents();
   storage.onKvChange((appId, key) => live.dataChanged(appId, key));
   // Several instances share PostgreSQL: live events travel between them through NOTIFY. Set up
@@ -171,7 +173,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   }
   // Signed asset URLs use their own key, derived so that it never doubles as the sealing key.
   const assetSigningKey = createHmac("sha256", secretsKey).update("brickyard asset url signing").digest();
-  const assets = new Assets(db, deps.store.dialect, openBlobStore(deps.config), clock, assetSigningKey, () => deps.config.baseUrl);
+  const assets = new Assets(db, deps.store.dialect, blobs, clock, assetSigningKey, () => deps.config.baseUrl);
   const secretsSource = appSecrets(apps, secrets);
   const executor = await Executor.start({
     secrets: secretsSource,

@@ -11,6 +11,8 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Removes every key under `prefix` + "/" (an app's assets when it is deleted). */
   deletePrefix(prefix: string): Promise<void>;
+  /** Lets go of connections; called once, after the last request. */
+  close(): void;
 }
 
 // Path segments of letters, digits, dot, dash and underscore, never `.` or `..` on their own.

@@ -44,6 +44,10 @@ export class FsBlobStore implements BlobStore {
     await rm(this.pathOf(prefix), { recursive: true, force: true });
   }
 
+  close(): void {
+    // Nothing held between calls.
+  }
+
   /** The file for `key`; the key check plus this containment check keep it inside the root. */
   private pathOf(key: string): string {
     const path = resolve(join(this.root, checkBlobKey(key)));

@@ -1,11 +1,33 @@
-import { join } from "node:path";
-import type { Config } from "../config/config.ts";
+import type { BlobStoreConfig } from "../config/config.ts";
 import type { BlobStore } from "./blob-store.ts";
 import { FsBlobStore } from "./fs-store.ts";
+import { S3BlobStore } from "./s3-store.ts";
 
-/** BLOB_STORE unset: files under DATA_DIR/blobs; a path: files there. S3 URLs arrive with the S3 store. */
-export function openBlobStore(config: Pick<Config, "blobStore" | "dataDir">): BlobStore {
-  if (config.blobStore === null) return new FsBlobStore(join(config.dataDir, "blobs"));
-  if (/^s3:\/\//i.test(config.blobStore)) throw new Error("BLOB_STORE=s3://… is not supported yet; unset it to keep blobs under DATA_DIR/blobs");
-  return new FsBlobStore(config.blobStore);
+/**
+ * The configured blob store, checked usable before the service starts: an S3 bucket that cannot
+ * be reached (wrong endpoint, credentials or name) fails the start, not the first upload.
+ */
+export async function openBlobStore(config: BlobStoreConfig): Promise<BlobStore> {
+  if (config.kind === "files") return new FsBlobStore(config.root);
+  // Loaded only when configured: most installations keep blobs on disk and never pay for the SDK.
+  const sdk = await import("@aws-sdk/client-s3");
+  const region = config.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? (config.endpoint === null ? undefined : "us-east-1");
+  const client = new sdk.S3Client({
+    ...(config.endpoint === null ? {} : { endpoint: config.endpoint }),
+    ...(region === undefined ? {} : { region }),
+    forcePathStyle: config.forcePathStyle,
+    // The SDK's default checksums (trailing CRC32 in aws-chunked bodies) are refused by many
+    // S3-compatible servers; send them only where an operation requires one.
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+  });
+  try {
+    await client.send(new sdk.HeadBucketCommand({ Bucket: config.bucket }));
+  } catch (error) {
+    client.destroy();
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    const why = status === 404 ? "it does not exist" : status === 403 ? "access is denied (check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)" : String((error as Error).message || (error as Error).name);
+    throw new Error(`BLOB_STORE: the bucket ${config.bucket}${config.endpoint === null ? "" : ` at ${config.endpoint}`} is not usable: ${why}`, { cause: error });
+  }
+  return new S3BlobStore(sdk, client, config.bucket, config.prefix);
 }

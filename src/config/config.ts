@@ -14,8 +14,8 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL connection string; unset means SQLite in `dataDir`. */
   databaseUrl: string | null;
-  /** Blob store location; unset means `dataDir/blobs`. */
-  blobStore: string | null;
+  /** Where asset bytes live: files (`dataDir/blobs` when BLOB_STORE is unset) or an S3 bucket. */
+  blobStore: BlobStoreConfig;
   /** Number of workerd processes for claimed apps. */
   executors: number;
   /** Number of workerd processes for unclaimed apps, apart from claimed ones (0: share them). */
@@ -52,6 +52,21 @@ export interface Config {
   buildRetryMs: number;
 }
 
+export type BlobStoreConfig =
+  | { kind: "files"; root: string }
+  | {
+      kind: "s3";
+      bucket: string;
+      /** Prepended with a `/` to every key; "" for none. */
+      prefix: string;
+      /** An S3-compatible service's origin; null for AWS itself. */
+      endpoint: string | null;
+      /** null: the SDK's usual sources (AWS_REGION, the shared config file). */
+      region: string | null;
+      /** Path-style addressing (`endpoint/bucket/key`), which most S3-compatible servers need. */
+      forcePathStyle: boolean;
+    };
+
 type Env = Record<string, string | undefined>;
 
 export class ConfigError extends Error {}
@@ -68,13 +83,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (secretsKey !== null && Buffer.from(secretsKey, "base64").length !== 32) {
     throw new ConfigError("SECRETS_KEY must be 32 bytes, base64-encoded");
   }
+  const dataDir = resolve(env.DATA_DIR ?? "./data");
   return {
     port,
     host: env.HOST ?? "127.0.0.1",
     baseUrl,
-    dataDir: resolve(env.DATA_DIR ?? "./data"),
+    dataDir,
     databaseUrl: nonEmpty(env.DATABASE_URL),
-    blobStore: nonEmpty(env.BLOB_STORE),
+    blobStore: blobStore(nonEmpty(env.BLOB_STORE), dataDir),
     executors: integer(env, "EXECUTORS", availableParallelism(), 1, 64),
     freeExecutors: integer(env, "FREE_EXECUTORS", 1, 0, 64),
     signup,
@@ -90,6 +106,43 @@ export function loadConfig(env: Env = process.env): Config {
     buildRetryMs: integer(env, "BUILD_RETRY_MS", 2_000, 10, 600_000),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 0, 0, 600_000),
     trustProxy: trustProxy(nonEmpty(env.TRUST_PROXY)),
+  };
+}
+
+/**
+ * BLOB_STORE: unset (files under DATA_DIR/blobs), a directory, or
+ * `s3://bucket/prefix?endpoint=https://…&region=…&forcePathStyle=1`. Credentials are not part
+ * of it: the SDK reads them from its usual environment (AWS_ACCESS_KEY_ID, a profile, a role).
+ */
+function blobStore(value: string | null, dataDir: string): BlobStoreConfig {
+  if (value === null) return { kind: "files", root: resolve(dataDir, "blobs") };
+  if (!/^s3:\/\//i.test(value)) return { kind: "files", root: resolve(value) };
+  const bad = (why: string) => new ConfigError(`BLOB_STORE ${why}; expected s3://bucket/prefix?endpoint=…&region=…&forcePathStyle=1`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw bad("is not a URL");
+  }
+  // S3's bucket naming rules: 3-63 of lower-case letters, digits, dots and dashes.
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(url.hostname)) throw bad(`names no valid bucket ("${url.hostname}")`);
+  const prefix = decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, "");
+  if (prefix !== "" && !prefix.split("/").every((s) => /^[A-Za-z0-9._-]+$/.test(s) && s !== "." && s !== "..")) {
+    throw bad(`has a prefix of other than plain path segments ("${prefix}")`);
+  }
+  const known = new Set(["endpoint", "region", "forcePathStyle"]);
+  for (const name of url.searchParams.keys()) if (!known.has(name)) throw bad(`has an unknown parameter "${name}"`);
+  const endpoint = url.searchParams.get("endpoint");
+  if (endpoint !== null && !/^https?:\/\/[^/]+\/?$/.test(endpoint)) throw bad(`endpoint must be an http(s) origin, got "${endpoint}"`);
+  const pathStyle = url.searchParams.get("forcePathStyle") ?? "0";
+  if (!["0", "1", "true", "false"].includes(pathStyle)) throw bad(`forcePathStyle must be 1 or 0, got "${pathStyle}"`);
+  return {
+    kind: "s3",
+    bucket: url.hostname,
+    prefix,
+    endpoint: endpoint?.replace(/\/$/, "") ?? null,
+    region: nonEmpty(url.searchParams.get("region") ?? undefined),
+    forcePathStyle: pathStyle === "1" || pathStyle === "true",
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { BlobStore } from "../../blobs/blob-store.ts";
+import { BlobReadCache } from "../../blobs/read-cache.ts";
 import { DAY, iso, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import type { Database, Dialect } from "../../store/index.ts";
@@ -61,6 +62,9 @@ export interface StagedAsset {
 }
 
 export class Assets {
+  /** Asset bytes live under write-once keys (a fresh one per upload), so reads may be cached. */
+  private readonly reads: BlobReadCache;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
@@ -68,7 +72,9 @@ export class Assets {
     private readonly clock: Clock,
     private readonly signingKey: Buffer,
     private readonly baseUrl: () => string,
-  ) {}
+  ) {
+    this.reads = new BlobReadCache(blobs);
+  }
 
   async put(appId: string, key: string, contentType: string, data: Buffer): Promise<AssetView> {
     checkAssetKey(key);
@@ -113,7 +119,10 @@ export class Assets {
       await this.blobs.delete(blobKey);
       throw error;
     }
-    if (replaced !== null) await this.blobs.delete(replaced);
+    if (replaced !== null) {
+      await this.blobs.delete(replaced);
+      this.reads.forget(replaced);
+    }
     const view = await this.find(appId, key);
     if (view === null) throw new Error(`asset ${key} of ${appId} vanished after its upload`);
     return view;
@@ -132,7 +141,7 @@ export class Assets {
   async read(appId: string, key: string): Promise<StoredAsset | null> {
     const row = await this.db.selectFrom("assets").select(["blob_key", "content_type"]).where("app_id", "=", appId).where("key", "=", key).executeTakeFirst();
     if (row === undefined) return null;
-    const data = await this.blobs.get(row.blob_key);
+    const data = await this.reads.get(row.blob_key);
     return data === null ? null : { contentType: row.content_type, data };
   }
 
@@ -141,6 +150,7 @@ export class Assets {
     const row = await this.db.deleteFrom("assets").where("app_id", "=", appId).where("key", "=", key).returning("blob_key").executeTakeFirst();
     if (row === undefined) return false;
     await this.blobs.delete(row.blob_key);
+    this.reads.forget(row.blob_key);
     return true;
   }
 
@@ -183,6 +193,10 @@ export class Assets {
   /** App deletion: the rows cascade with the app; the bytes go here. */
   async dropApp(appId: string): Promise<void> {
     await this.blobs.deletePrefix(`assets/${appId}`);
+  }
+
+  close(): void {
+    this.blobs.close();
   }
 
   /** `/app/{id}/assets/{key}?exp=…&sig=…`, valid for 24 hours. */
