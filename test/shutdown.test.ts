@@ -3,6 +3,7 @@ import { Agent, request } from "node:http";
 import { afterEach, expect, it } from "vitest";
 import { serverProcess, type ServerProcess } from "./helpers/server-process.ts";
 import { alive } from "./helpers/process.ts";
+import { renderTokenAt } from "./helpers/web.ts";
 
 // How the service stops, as an operator sees it: SIGTERM drains and exits, whoever is connected;
 // a crash (kill -9 of Node) leaves no workerd behind.
@@ -103,4 +104,24 @@ it("SIGTERM with a grace period: /readyz turns 503 at once while requests are st
   process.kill(pid, "SIGTERM");
   expect(await exited).toEqual({ code: 1, signal: null });
   expect(Date.now() - started).toBeLessThan(5000);
+});
+
+it("SIGTERM with an event stream open: the stream ends with a short reconnect hint, then the process exits", async () => {
+  server = await serverProcess("sqlite");
+  await server.start();
+  const module = `export const manifest = { id: "streamed", routes: { op: {} } };\nexport default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
+  const created = await fetch(`${server.base}/app`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ module }) });
+  const { id } = (await created.json()) as { id: string };
+  const stream = await fetch(`${server.base}/app/${id}/events?t=${await renderTokenAt(server.base, id)}`);
+  expect(stream.status).toBe(200);
+  const reader = stream.body?.getReader();
+  if (reader === undefined) throw new Error("no stream body");
+  let text = "";
+  const decoder = new TextDecoder();
+  // The stream is open once its first bytes (the normal reconnect delay) have arrived.
+  while (!text.includes("retry: 2000")) text += decoder.decode((await reader.read()).value);
+  const exit = server.signal("SIGTERM");
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value);
+  expect(text.trimEnd().endsWith("retry: 250")).toBe(true);
+  expect(await exit).toEqual({ code: 0, signal: null });
 });

@@ -5,6 +5,10 @@ import type { App } from "./types.ts";
 
 /** DECISIONS §5: a comment line every 25 s keeps proxies from closing an idle stream. */
 export const PING_MS = 25 * SECOND;
+/** How long a browser waits before reconnecting a stream that ended (the `retry:` field). */
+export const RECONNECT_MS = 2 * SECOND;
+/** The same when this instance is shutting down: soon, to another instance behind the balancer. */
+export const DRAIN_RECONNECT_MS = 250;
 
 export interface EventStream {
   send(event: string, data: unknown): void;
@@ -28,7 +32,8 @@ export interface StreamOptions {
 export function eventStreams(app: App): (request: FastifyRequest, reply: FastifyReply, options?: StreamOptions) => EventStream {
   const open = new Set<ServerResponse>();
   app.addHook("preClose", (done) => {
-    for (const res of open) res.end();
+    // EventSource reconnects by itself when a stream ends; `retry:` says how soon.
+    for (const res of open) res.end(`: this instance is shutting down; reconnect\nretry: ${DRAIN_RECONNECT_MS}\n\n`);
     open.clear();
     done();
   });
@@ -43,6 +48,7 @@ export function eventStreams(app: App): (request: FastifyRequest, reply: Fastify
       ...options.headers,
     });
     open.add(res);
+    res.write(`retry: ${RECONNECT_MS}\n\n`);
     const raw = (event: string, data: unknown) => void res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     const write = options.signedIn === undefined ? (chunk: () => void) => chunk() : whileSignedIn(res, raw, options.signedIn);
     const timer = setInterval(() => write(() => void res.write(": ping\n\n")), PING_MS);

@@ -18,3 +18,14 @@ export async function openFrame(server: TestServer, appId: string, queryToken: s
   if (match?.[1] === undefined) throw new Error("the frame embeds no render token");
   return match[1];
 }
+
+/** A render token for an unclaimed app of any server by origin, as a browser gets one: shell, then frame. */
+export async function renderTokenAt(base: string, appId: string): Promise<string> {
+  const shell = await (await fetch(`${base}/app/${appId}`, { headers: { accept: "text/html" } })).text();
+  const query = /\/frame\?t=(svc_render_[A-Za-z0-9]+)/.exec(shell)?.[1];
+  if (query === undefined) throw new Error("the shell has no frame URL with a render token");
+  const frame = await (await fetch(`${base}/app/${appId}/frame?t=${query}`)).text();
+  const token = /"token":"(svc_render_[A-Za-z0-9]+)"/.exec(frame)?.[1];
+  if (token === undefined) throw new Error("the frame embeds no render token");
+  return token;
+}
