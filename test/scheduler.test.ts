@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { HOUR, ManualClock, MINUTE } from "../src/config/clock.ts";
+import { HOUR, ManualClock, MINUTE, SECOND, systemClock } from "../src/config/clock.ts";
 import { Scheduler } from "../src/scheduler/scheduler.ts";
 import type { Store } from "../src/store/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
@@ -50,5 +50,28 @@ describeEachDialect("scheduler leases", (dialect) => {
     clock.advance(MINUTE);
     expect(await scheduler.tick()).toEqual(["healthy"]);
     expect([attempts, healthy, errors.length]).toEqual([2, 2, 2]);
+  });
+
+  it("an instance that lost a period wakes when that period's lease opens, not a beat later", async () => {
+    // A claims the period and is never heard from again (killed mid-tick); B was started with a
+    // beat far longer than the test, so only waking at the lease's opening can run the job.
+    const period = 600;
+    const dead = new Scheduler(store.db, systemClock, quiet);
+    const survivor = new Scheduler(other.db, systemClock, quiet);
+    const ran = new Promise<number>((resolve) => {
+      dead.add({ name: "takeover", everyMs: period, run: () => Promise.resolve() });
+      survivor.add({ name: "takeover", everyMs: period, run: () => Promise.resolve(resolve(Date.now())) });
+    });
+    expect(await dead.tick()).toEqual(["takeover"]);
+    const claimedAt = Date.now();
+    expect(await survivor.nextOpening()).toBeGreaterThanOrEqual(claimedAt);
+    survivor.start(HOUR);
+    try {
+      const at = await ran;
+      expect(at - claimedAt).toBeGreaterThanOrEqual(period - 50);
+      expect(at - claimedAt).toBeLessThan(period + 5 * SECOND);
+    } finally {
+      await survivor.close();
+    }
   });
 });

@@ -13,6 +13,10 @@ export interface Job {
   run(now: number): Promise<void>;
 }
 
+/** Bounds on the wait between ticks: never a busy loop, and a small spread between instances. */
+const MIN_WAIT_MS = 100;
+const JITTER_MS = 100;
+
 type Log = Pick<FastifyBaseLogger, "error" | "info">;
 
 /**
@@ -24,6 +28,7 @@ export class Scheduler {
   private readonly jobs: Job[] = [];
   private readonly holder = randomUUID();
   private timer: NodeJS.Timeout | null = null;
+  private started = false;
   private running: Promise<void> | null = null;
 
   constructor(
@@ -53,27 +58,53 @@ export class Scheduler {
     return ran;
   }
 
-  /** Ticks now and then every `intervalMs` until `close()`. */
+  /**
+   * Ticks now, then again when the earliest lease among its jobs opens (whichever instance holds
+   * it), and at least every `intervalMs`, until `close()`. Waking at the opening rather than on a
+   * fixed beat is what lets a survivor take over a dead instance's period as soon as it ends.
+   */
   start(intervalMs = 15 * SECOND): void {
-    if (this.timer !== null) return;
+    if (this.started) return;
+    this.started = true;
     const run = () => {
-      if (this.running !== null) return;
+      this.timer = null;
+      let delay = intervalMs;
       this.running = this.tick()
-        .then(() => undefined)
+        .then(() => this.nextOpening())
+        .then((opening) => {
+          // A little jitter so instances woken by the same opening do not all race for it.
+          if (opening !== null) delay = Math.min(intervalMs, Math.max(MIN_WAIT_MS, opening - this.clock.now()) + Math.random() * JITTER_MS);
+        })
         .catch((error: unknown) => this.log.error({ err: error }, "scheduler tick failed"))
         .finally(() => {
           this.running = null;
+          if (!this.started) return;
+          this.timer = setTimeout(run, delay);
+          // The scheduler never keeps the process alive on its own.
+          this.timer.unref();
         });
     };
     run();
-    this.timer = setInterval(run, intervalMs);
-    // The scheduler never keeps the process alive on its own.
-    this.timer.unref();
+  }
+
+  /** When the next period of any of its jobs opens (ms since the epoch), or null with no jobs. */
+  async nextOpening(): Promise<number | null> {
+    if (this.jobs.length === 0) return null;
+    const names = this.jobs.map((job) => job.name);
+    const row = await this.db
+      .selectFrom("leases")
+      .select((eb) => [eb.fn.min("next_at").as("at"), eb.fn.countAll().as("claimed")])
+      .where("name", "in", names)
+      .executeTakeFirstOrThrow();
+    // A job never claimed has no row yet: its first period is open now.
+    if (Number(row.claimed) < names.length || row.at === null) return this.clock.now();
+    return Number(row.at);
   }
 
   /** Stops the timer and waits for a tick in progress, so nothing touches a closed store. */
   async close(): Promise<void> {
-    if (this.timer !== null) clearInterval(this.timer);
+    this.started = false;
+    if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     await this.running;
   }
