@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogConfig } from "kysely";
 import pg from "pg";
 import type { Dialect } from "./dialect.ts";
 import { migrationProvider } from "./migrations/index.ts";
@@ -17,6 +17,8 @@ export interface Store {
 export interface StoreOptions {
   databaseUrl: string | null;
   dataDir: string;
+  /** Kysely's query log: every statement with its parameters and duration. */
+  log?: LogConfig;
 }
 
 const INT8_OID = 20;
@@ -38,7 +40,7 @@ export function openStore(options: StoreOptions): Store {
     // the pool, after discarding that client; with no listener the emit would crash the process.
     // The next query simply opens a new connection, so there is nothing more to do here.
     pool.on("error", () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(options.log === undefined ? {} : { log: options.log }) });
     return { db, dialect: "postgres", close: () => db.destroy() };
   }
   // A new data directory is this user's alone (an existing one keeps the mode its owner chose).
@@ -53,7 +55,7 @@ export function openStore(options: StoreOptions): Store {
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), ...(options.log === undefined ? {} : { log: options.log }) });
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 

@@ -6,6 +6,7 @@ import { buildApp, type BuiltApp } from "../../src/app.ts";
 import { ManualClock, type Clock } from "../../src/config/clock.ts";
 import { loadConfig, type Config } from "../../src/config/config.ts";
 import { migrate, openStore, type Dialect } from "../../src/store/index.ts";
+import type { LogEvent } from "kysely";
 import { createTestDatabase } from "./dialects.ts";
 import { Client } from "./client.ts";
 
@@ -26,6 +27,8 @@ export interface TestServerOptions {
   logStream?: Writable;
   /** Run the scheduler's timer; off by default so tests call `ctx.scheduler.tick()` themselves. */
   background?: boolean;
+  /** Sees every query the server's store runs, with its parameters (what a request reads). */
+  queryLog?: (event: LogEvent) => void;
   /** Loopback HTTPS fixtures that app code may reach as if they were public origins. */
   egressTestOverrides?: { hosts: Record<string, string>; caPem: string };
 }
@@ -48,7 +51,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     ...(database === null ? {} : { DATABASE_URL: database.url }),
     ...options.env,
   });
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.queryLog === undefined ? {} : { log: options.queryLog }) });
   await migrate(store);
   const built = await buildApp({
     config,

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely } from "kysely";
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { PreparedQuery, type Database } from "../../store/index.ts";
 import type { Icon } from "./icon.ts";
 import type { Visibility } from "./access.ts";
@@ -126,10 +126,14 @@ export async function findOwnedByManifestId(db: Db, userId: string, manifestId: 
   return row === undefined ? null : toRecord(row);
 }
 
-/** A page of the user's own apps, newest first, strictly after the keyset position `after`. */
 /**
  * A page of the apps a user owns, holds an accepted share of, or reaches as a member of the
  * team that owns them, newest first, with the share's and the membership's roles.
+ *
+ * Each relation is found through its own index first (owned and team apps by
+ * `apps_owner_created`, newest first and cut at the page size; shares by `app_shares_grantee`)
+ * and only those candidates are joined and sorted, so a page costs what the user's own apps
+ * cost however many apps the service holds. (One OR across the joins reads every app.)
  */
 export async function listedPage(
   db: Db,
@@ -138,26 +142,45 @@ export async function listedPage(
   after: { createdAt: number; id: string } | null,
   search: string | null = null,
 ): Promise<{ app: AppRecord; shareRole: string | null; teamRole: string | null }[]> {
-  let query = selectApps(db)
+  const inWindow = (eb: ExpressionBuilder<Database, "apps">) => {
+    const conditions: Expression<SqlBool>[] = [];
+    if (after !== null) {
+      conditions.push(eb.or([eb("apps.created_at", "<", after.createdAt), eb.and([eb("apps.created_at", "=", after.createdAt), eb("apps.id", "<", after.id)])]));
+    }
+    if (search !== null && search !== "") {
+      // A substring of the name or manifest id, any case; LIKE's own wildcards in it match themselves.
+      const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      conditions.push(eb.or([sql<boolean>`lower(apps.display_name) like ${pattern} escape '\\'`, sql<boolean>`lower(apps.manifest_id) like ${pattern} escape '\\'`]));
+    }
+    return eb.and(conditions);
+  };
+  const newest = <Q extends SelectQueryBuilder<Database, "apps", { id: string }>>(query: Q) =>
+    query.where(inWindow).orderBy("apps.created_at", "desc").orderBy("apps.id", "desc").limit(limit);
+  const owned = newest(db.selectFrom("apps").select("apps.id").where("apps.owner_user_id", "=", userId));
+  const ofTeams = newest(
+    db
+      .selectFrom("apps")
+      .select("apps.id")
+      .where("apps.owner_user_id", "in", db.selectFrom("team_members").select("team_members.team_id").where("team_members.user_id", "=", userId)),
+  );
+  const shared = db.selectFrom("app_shares").select("app_shares.app_id as id").where("app_shares.grantee_user_id", "=", userId).where("app_shares.status", "=", "accepted");
+  const candidates = db
+    .selectFrom(owned.as("owned"))
+    .select("owned.id")
+    .unionAll(db.selectFrom(ofTeams.as("team_apps")).select("team_apps.id"))
+    .unionAll(shared);
+  const rows = await selectApps(db)
     .leftJoin("app_shares", (join) =>
       join.onRef("app_shares.app_id", "=", "apps.id").on("app_shares.grantee_user_id", "=", userId).on("app_shares.status", "=", "accepted"),
     )
     .leftJoin("team_members", (join) => join.onRef("team_members.team_id", "=", "apps.owner_user_id").on("team_members.user_id", "=", userId))
     .select(["app_shares.role as share_role", "team_members.role as team_role"])
-    .where((eb) => eb.or([eb("apps.owner_user_id", "=", userId), eb("app_shares.id", "is not", null), eb("team_members.user_id", "is not", null)]));
-  if (after !== null) {
-    query = query.where((eb) =>
-      eb.or([eb("apps.created_at", "<", after.createdAt), eb.and([eb("apps.created_at", "=", after.createdAt), eb("apps.id", "<", after.id)])]),
-    );
-  }
-  if (search !== null && search !== "") {
-    // A substring of the name or manifest id, any case; LIKE's own wildcards in it match themselves.
-    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    query = query.where((eb) =>
-      eb.or([sql<boolean>`lower(apps.display_name) like ${pattern} escape '\\'`, sql<boolean>`lower(apps.manifest_id) like ${pattern} escape '\\'`]),
-    );
-  }
-  const rows = await query.orderBy("apps.created_at", "desc").orderBy("apps.id", "desc").limit(limit).execute();
+    .where("apps.id", "in", candidates)
+    .where(inWindow)
+    .orderBy("apps.created_at", "desc")
+    .orderBy("apps.id", "desc")
+    .limit(limit)
+    .execute();
   return rows.map((row) => ({ app: toRecord(row), shareRole: row.share_role, teamRole: row.team_role }));
 }
 
