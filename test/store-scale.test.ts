@@ -9,7 +9,7 @@ import { startServer, type TestServer } from "./helpers/server.ts";
 
 const USERS = 1000;
 const APPS_EACH = 100;
-const ROUNDS = 150;
+const ROUNDS = 80;
 /** Tables that grow with the number of apps and users: none may be read whole on these paths. */
 const GROWING = ["apps", "app_versions", "users", "tokens", "app_shares", "team_members"];
 

@@ -5,7 +5,6 @@ import { PLANS, Users } from "../domain/accounts/users.ts";
 import { Tokens } from "../domain/tokens/tokens.ts";
 import { ApiError, type Plan } from "../errors/index.ts";
 import { migrate, openStore, type Store } from "../store/index.ts";
-import { closeOnSignals, serve } from "./serve.ts";
 
 const USAGE = `usage: brickyard <command>
 
@@ -23,6 +22,9 @@ export async function main(argv: string[]): Promise<number> {
     const [command = "serve", sub, ...rest] = argv;
     switch (command) {
       case "serve": {
+        // Loaded only here: the other commands start in a fraction of the time without the
+        // whole service (HTTP server, executor, every route) in their module graph.
+        const { closeOnSignals, serve } = await import("./serve.ts");
         closeOnSignals(await serve(config));
         return 0;
       }
