@@ -148,5 +148,20 @@ describe("MCP: POST /mcp", () => {
     expect(refused.map((r) => r.structuredContent?.error?.kind)).toEqual([]);
     await client.close();
   });
+
+  it("calls that find every run slot of the app taken wait for one instead of failing app_busy", async () => {
+    // 20 calls of a 300 ms op at once against a free plan's 8 concurrent runs: over HTTP twelve
+    // would be refused; through the tool layer each waits its turn.
+    const slow = `export const manifest = ${JSON.stringify(manifestOf("mcp-slow", ["nap"]))};
+export default { async fetch() { await new Promise((resolve) => setTimeout(resolve, 300)); return Response.json({ ok: true, value: "rested" }); } };`;
+    const client = await connectV2(`${server.url}/mcp`, user.token);
+    const created = (await client.callTool({ name: "create_app", arguments: { module: slow } })) as ToolResult;
+    const id = created.structuredContent?.id as string;
+    const overHttp = await Promise.all(Array.from({ length: 20 }, () => server.client.post(`/app/${id}/api/nap`, {}, { token: user.token })));
+    expect(overHttp.filter((res) => res.status === 429 && res.body.error.kind === "app_busy").length).toBeGreaterThan(0);
+    const results = await Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: "call_operation", arguments: { id, operation: "nap", input: {} } }) as Promise<ToolResult>));
+    expect(results.map((r) => r.structuredContent?.value ?? r.structuredContent?.error?.kind)).toEqual(Array(20).fill("rested"));
+    await client.close();
+  });
 });
 
