@@ -52,4 +52,18 @@ describeEachDialect("webhooks with real-world payloads", (dialect) => {
     expect(log[0]).toMatchObject({ requestBytes: Buffer.byteLength(stripe), requestBody: stripe });
     expect(JSON.parse(log[1].responseBody)).toEqual({ ok: true, value: { key: githubKey } });
   });
+
+  it("parallel deliveries are each recorded once, committed together, with the webhook's outcome", async () => {
+    const appId = await createOwnedApp(server, owner.token, "parallel-sink");
+    const made = await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "ingest" }, { token: owner.token });
+    expect(made.status).toBe(201);
+    const hook = made.body.webhook as { id: string; secret: string };
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => server.client.post(`/api/v1/hooks/${hook.id}`, { object: "event", id: `evt_${i}` }, { token: hook.secret })));
+    expect(answers.map((res) => res.status)).toEqual(Array(24).fill(200));
+    expect(await callAsOwner(server, owner.token, appId, "read", { key: "stripe:evt_23" })).toEqual({ object: "event", id: "evt_23" });
+    const records = (await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries?limit=100`, { token: owner.token })).body.deliveries as { status: number }[];
+    expect(records.map((r) => r.status)).toEqual(Array(24).fill(200));
+    const listed = (await server.client.get("/api/v1/webhooks", { token: owner.token })).body.webhooks.find((w: { id: string }) => w.id === hook.id);
+    expect(listed).toMatchObject({ last_outcome: expect.stringMatching(/^(success|deferred)$/), consecutive_failures: 0 });
+  });
 });
