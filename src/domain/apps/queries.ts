@@ -1,4 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from "kysely";
+import type { Plan } from "../../errors/index.ts";
 import { PreparedQuery, type Database } from "../../store/index.ts";
 import type { Icon } from "./icon.ts";
 import type { Visibility } from "./access.ts";
@@ -30,6 +31,12 @@ export interface AppRecord {
   copiedFrom: string | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * The owning account's plan and age, read in the same query as the app: an op call needs them
+   * (run ceilings, lane) and would otherwise read the account again. Absent on a record built
+   * without reading (a create) and while unclaimed.
+   */
+  owner?: { plan: Plan; createdAt: number };
 }
 
 type Db = Kysely<Database>;
@@ -55,6 +62,8 @@ function selectApps(db: Db) {
       "apps.created_at",
       "apps.updated_at",
       "users.handle",
+      "users.plan as owner_plan",
+      "users.created_at as owner_created_at",
     ]);
 }
 
@@ -80,6 +89,7 @@ function toRecord(row: AppRow): AppRecord {
     copiedFrom: row.copied_from,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    ...(row.owner_plan === null || row.owner_created_at === null ? {} : { owner: { plan: row.owner_plan as Plan, createdAt: Number(row.owner_created_at) } }),
   };
 }
 

@@ -40,7 +40,8 @@ export class AppRunner {
 
   private async target(app: StoredApp): Promise<AppRecord> {
     const owner = app.ownerUserId;
-    const account = owner === null ? null : await this.users.byId(owner);
+    // Usually read with the app already (one query fewer per call); a record built on create is not.
+    const account = owner === null ? null : (app.owner ?? (await this.users.byId(owner)));
     return {
       id: app.id,
       revision: app.revision,
