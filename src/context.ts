@@ -153,7 +153,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const log = createLogger(deps.config.logLevel, deps.logStream);
   const tokens = new Tokens(db, clock, deps.config);
   // A listener that fails after a committed write cannot undo it; say so where operators look.
-  const apps = new Apps(db, clock, tokens, deps.config, new GroupCommit(db, deps.store.dialect), (error, event) =>
+  const writes = new GroupCommit(db, deps.store.dialect);
+  const apps = new Apps(db, clock, tokens, deps.config, writes, (error, event) =>
     log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
   );
   const storage = new AppStorage(deps.store, clock);
@@ -266,7 +267,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
     webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config),
-    deliveries: new WebhookDelivery(db, clock, runner),
+    deliveries: new WebhookDelivery(db, clock, runner, writes),
     storage,
     diag,
     activity,

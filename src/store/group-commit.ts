@@ -13,10 +13,10 @@ interface Job {
 const MAX_BATCH = 64;
 
 /**
- * Group commit for independent insert-heavy writes (anonymous app creates). SQLite with
- * synchronous=FULL pays one fsync per commit and has a single writer, so writes that arrive
- * while a commit is in flight are queued and committed together in the next transaction: no
- * delay when idle, one fsync per batch under load. PostgreSQL runs each write in its own
+ * Group commit for independent insert-heavy writes (anonymous app creates, webhook delivery
+ * records). SQLite with synchronous=FULL pays one fsync per commit and has a single writer, so
+ * writes that arrive while a commit is in flight are queued and committed together in the next
+ * transaction: no delay when idle, one fsync per batch under load. PostgreSQL runs each write in its own
  * transaction; its pool already commits in parallel.
  *
  * A job must be safe to run again: if any job in a batch fails, the batch rolls back and each
