@@ -2,6 +2,7 @@ import { expect, it } from "vitest";
 import { createUser } from "./helpers/accounts.ts";
 import { LogCapture } from "./helpers/logs.ts";
 import { startServer } from "./helpers/server.ts";
+import { SLOW_REQUEST_MS } from "../src/http/logging.ts";
 
 it("never logs a token, password or session id", async () => {
   const logs = new LogCapture();
@@ -19,11 +20,33 @@ it("never logs a token, password or session id", async () => {
 
     const text = logs.text;
     expect(text).toContain("/api/me?t=[redacted]&key=[redacted]&other=visible");
-    expect(logs.lines().length).toBeGreaterThan(10);
+    expect(logs.lines().filter((line) => line.msg === "request answered").length).toBeGreaterThan(5);
     expect(text).not.toMatch(/svc_(user|app|render|hook)_/);
     expect(text).not.toContain(user.password);
     expect(text).not.toContain("wrong password here");
     expect(text).not.toContain(user.cookie.split("=")[1]);
+  } finally {
+    await server.close();
+  }
+});
+
+it("logs answered requests at debug, so the default level stays quiet, and a slow one at warn with its redacted URL", async () => {
+  const logs = new LogCapture();
+  const server = await startServer({ logStream: logs, env: { LOG_LEVEL: "info" } });
+  try {
+    for (let i = 0; i < 5; i++) expect((await server.client.get("/healthz")).status).toBe(200);
+    expect(logs.lines().filter((line) => line.req !== undefined)).toEqual([]);
+
+    const module = `export const manifest = { id: "slow-op", routes: { rest: {} } };
+export default { async fetch() { await new Promise((resolve) => setTimeout(resolve, ${SLOW_REQUEST_MS + 100})); return Response.json({ ok: true, value: "rested" }); } };`;
+    const created = await server.client.post("/app", { module });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const rested = await server.client.post(`/app/${created.body.id}/api/rest?t=svc_render_secret`, {}, { token: created.body.token });
+    expect(rested.body, JSON.stringify(rested.body)).toEqual({ ok: true, value: "rested" });
+    const slow = logs.lines().filter((line) => line.req !== undefined);
+    expect(slow).toHaveLength(1);
+    expect(slow[0]).toMatchObject({ level: 40, msg: "request answered", statusCode: 200, req: { method: "POST", url: `/app/${created.body.id}/api/rest?t=[redacted]` } });
+    expect(slow[0]?.ms).toBeGreaterThanOrEqual(SLOW_REQUEST_MS);
   } finally {
     await server.close();
   }

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../context.ts";
 import { installFrameCors } from "./cors.ts";
+import { installRequestLog } from "./logging.ts";
 import { clientError, frameworkError } from "./client-errors.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { installNulGuard } from "./nul-guard.ts";
@@ -31,6 +32,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   const app = Fastify({
     loggerInstance: baseLogger,
     genReqId: () => randomUUID(),
+    disableRequestLogging: true,
     requestIdHeader: false,
     bodyLimit: DEFAULT_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
@@ -42,6 +44,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());
+  installRequestLog(app, ctx.log);
   installErrorHandler(app);
   const routes = installNotFound(app);
   app.addSchema(ErrorEnvelope);

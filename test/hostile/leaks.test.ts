@@ -74,7 +74,8 @@ describe("hostile: leaks and edges", () => {
   const secrets: string[] = [QUOTED, HOSTY];
 
   beforeAll(async () => {
-    scene = await startScene();
+    // Debug: every answered request is logged, so every URL that reaches a log is checked.
+    scene = await startScene({ LOG_LEVEL: "debug" });
     ({ server, logs, owner } = scene);
     from = Date.now();
     const created = await server.client.post("/app", { module: LEAKY }, { token: owner.token });
