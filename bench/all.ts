@@ -3,7 +3,8 @@
 // client process. Ends with one machine-readable line:
 //   bench: http/bare=R webhook/direct=R healthz/fastify=R pg-http/bare=R pg-kv/trivial=R first-call-p99-ms=N create-cpu-ms=N
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
-// BENCH_ROWS=http,kv… to run only some rows (for profiling with --cpu-prof; no bench: line then).
+// BENCH_ROWS=http,kv,create,first… to run only some rows (for profiling with --cpu-prof; no bench:
+// line then).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
     const hook = await call(`${sqlite.url}/api/v1/apps/${echoId}/webhooks`, "POST", token, { op: "echo" });
     const { id: hookId, secret } = (hook.json.webhook ?? {}) as { id: string; secret: string };
     const echoBody = JSON.stringify({ i: 1 });
-    const rows: Record<string, { targets: Target[]; pids?: () => readonly number[] }> = {
+    const rows: Record<string, { targets: Target[]; pids?: () => readonly number[]; expect?: number }> = {
       bare: { targets: [{ url: `${bare.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [bare.pid] },
       http: { targets: [opTarget(sqlite, await createApp(sqlite, token, trivialApp("bench-http")), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
@@ -149,14 +150,20 @@ async function main(): Promise<void> {
       rows.pgHttp = { targets: [opTarget(postgres, await createApp(postgres, pgToken, trivialApp("bench-pg")), "op", pgToken)], pids: () => postgres.built.ctx.executor.pool.pids() };
       rows.pgKv = { targets: [opTarget(postgres, await createApp(postgres, pgToken, KV_APP), "op", pgToken)], pids: () => postgres.built.ctx.executor.pool.pids() };
     }
+    const createRow = { targets: [{ url: `${sqlite.url}/app`, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ module: createModule(CREATE_MODULE_BYTES) }) }], expect: 201 };
     if (ONLY !== null) {
       for (const name of Object.keys(rows)) if (!ONLY.includes(name)) delete rows[name];
+      if (ONLY.includes("create")) rows.create = createRow;
       const some = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
       for (const [name, r] of Object.entries(some)) console.log(formatRow(name, r));
+      if (ONLY.includes("first")) {
+        const first = await firstCalls(sqlite, token, FIRST_CALLS);
+        console.log(`first call of a new revision: p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms`);
+      }
       return;
     }
     const results: Record<string, Result> = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
-    const creates = await measure(client, { create: { targets: [{ url: `${sqlite.url}/app`, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ module: createModule(CREATE_MODULE_BYTES) }) }], expect: 201 } }, { concurrency: CONCURRENCY, msPerRow: 2000 });
+    const creates = await measure(client, { create: createRow }, { concurrency: CONCURRENCY, msPerRow: 2000 });
     const first = await firstCalls(sqlite, token, FIRST_CALLS);
 
     const labels: Record<string, string> = {

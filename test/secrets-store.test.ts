@@ -88,5 +88,23 @@ describeEachDialect("secrets store", (dialect) => {
     seen.add(await secrets.version(s));
     expect(seen.size).toBe(4);
     expect([...seen].every((v) => Number.isSafeInteger(v))).toBe(true);
+    // A refused write changes nothing.
+    const before = await secrets.version(s);
+    await expect(secrets.create(s, "B", "again")).rejects.toMatchObject({ kind: "secret_already_exists" });
+    await expect(secrets.delete(s, "NOT_THERE")).rejects.toMatchObject({ kind: "secret_not_found" });
+    expect(await secrets.version(s)).toBe(before);
+  });
+
+  it("gives both scopes of a move a version neither had: a moved app never meets an isolate of its old owner", async () => {
+    const to = { ownerUserId: randomUUID(), manifestId: "moving" };
+    await store.db.insertInto("users").values({ id: to.ownerUserId, email: "t@example.test", handle: "taker", password_hash: "x", plan: "free", created_at: 0 }).execute();
+    const from = { ...scope, manifestId: "moving" };
+    await secrets.put(from, "KEY", "theirs");
+    await secrets.put(to, "LEFT_OVER", "left by an app deleted there");
+    const seen = [await secrets.version(from), await secrets.version(to)];
+    await store.db.transaction().execute((trx) => secrets.moveScope(trx, from, to));
+    const after = [await secrets.version(from), await secrets.version(to)];
+    for (const version of after) expect(seen).not.toContain(version);
+    expect(await secrets.valuesFor(to)).toEqual({ KEY: "theirs", LEFT_OVER: "left by an app deleted there" });
   });
 });

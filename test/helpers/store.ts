@@ -11,12 +11,15 @@ export interface TestStore extends Store {
   dispose(): Promise<void>;
 }
 
-/** A migrated store of the given dialect in its own directory or database, for domain-level tests. */
-export async function openTestStore(dialect: Dialect): Promise<TestStore> {
+/**
+ * A migrated store of the given dialect in its own directory or database, for domain-level tests
+ * (unmigrated with `migrate: false`, for migration tests).
+ */
+export async function openTestStore(dialect: Dialect, options: { migrate?: boolean } = {}): Promise<TestStore> {
   const dataDir = mkdtempSync(join(tmpdir(), "brickyard-store-"));
   const database = dialect === "postgres" ? await createTestDatabase() : null;
   const store = openStore({ databaseUrl: database?.url ?? null, dataDir });
-  await migrate(store);
+  if (options.migrate !== false) await migrate(store);
   return {
     ...store,
     dataDir,

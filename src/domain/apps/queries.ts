@@ -32,11 +32,12 @@ export interface AppRecord {
   createdAt: number;
   updatedAt: number;
   /**
-   * The owning account's plan and age, read in the same query as the app: an op call needs them
-   * (run ceilings, lane) and would otherwise read the account again. Absent on a record built
-   * without reading (a create) and while unclaimed.
+   * The owning account's plan and age and the version of the app's secrets scope, read in the
+   * same query as the app: an op call needs them (run ceilings, lane, isolate identity) and would
+   * otherwise read them again. Absent on a record built without reading (a create) and while
+   * unclaimed.
    */
-  owner?: { plan: Plan; createdAt: number };
+  owner?: { plan: Plan; createdAt: number; secretsVersion: number };
 }
 
 type Db = Kysely<Database>;
@@ -45,6 +46,9 @@ function selectApps(db: Db) {
   return db
     .selectFrom("apps")
     .leftJoin("users", "users.id", "apps.owner_user_id")
+    .leftJoin("secret_versions", (join) =>
+      join.onRef("secret_versions.owner_user_id", "=", "apps.owner_user_id").onRef("secret_versions.manifest_id", "=", "apps.manifest_id"),
+    )
     .select([
       "apps.id",
       "apps.manifest_id",
@@ -64,6 +68,7 @@ function selectApps(db: Db) {
       "users.handle",
       "users.plan as owner_plan",
       "users.created_at as owner_created_at",
+      "secret_versions.version as secrets_version",
     ]);
 }
 
@@ -89,7 +94,9 @@ function toRecord(row: AppRow): AppRecord {
     copiedFrom: row.copied_from,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
-    ...(row.owner_plan === null || row.owner_created_at === null ? {} : { owner: { plan: row.owner_plan as Plan, createdAt: Number(row.owner_created_at) } }),
+    ...(row.owner_plan === null || row.owner_created_at === null
+      ? {}
+      : { owner: { plan: row.owner_plan as Plan, createdAt: Number(row.owner_created_at), secretsVersion: Number(row.secrets_version ?? 0) } }),
   };
 }
 

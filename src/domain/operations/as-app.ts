@@ -40,18 +40,24 @@ export class AppRunner {
 
   private async target(app: StoredApp): Promise<AppRecord> {
     const owner = app.ownerUserId;
-    // Usually read with the app already (one query fewer per call); a record built on create is not.
-    const account = owner === null ? null : (app.owner ?? (await this.users.byId(owner)));
+    // Usually read with the app already (no query of their own); a record built on create is not.
+    const read = owner === null || app.owner !== undefined ? null : await this.readOwner(owner, app.manifestId);
+    const account = owner === null ? null : (app.owner ?? read);
     return {
       id: app.id,
       revision: app.revision,
       manifest: app.manifest,
       plan: account?.plan ?? "free",
       // Secrets belong to claimed apps only; the version is part of the isolate's identity.
-      secretsVersion: owner === null ? 0 : await this.secrets.version({ ownerUserId: owner, manifestId: app.manifestId }),
+      secretsVersion: account?.secretsVersion ?? 0,
       lane: laneOf(account, this.clock.now()),
       ownerId: owner,
     };
+  }
+
+  private async readOwner(ownerUserId: string, manifestId: string): Promise<NonNullable<StoredApp["owner"]> | null> {
+    const [user, secretsVersion] = await Promise.all([this.users.byId(ownerUserId), this.secrets.version({ ownerUserId, manifestId })]);
+    return user === null ? null : { plan: user.plan, createdAt: user.createdAt, secretsVersion };
   }
 }
 

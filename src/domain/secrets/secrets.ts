@@ -1,13 +1,12 @@
-import { createHash } from "node:crypto";
+import { randomInt } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import { isUniqueViolation, PreparedQuery, type Database } from "../../store/index.ts";
 import { open, scopeOf, seal } from "./seal.ts";
 
-// Read on every op call of a claimed app (the version is part of the isolate's identity).
-const secretsOfScope = new PreparedQuery(2, (db, ownerUserId: string, manifestId: string) =>
-  db.selectFrom("secrets").select(["name", "sealed"]).where("owner_user_id", "=", ownerUserId).where("manifest_id", "=", manifestId).orderBy("name"),
+const versionOfScope = new PreparedQuery(2, (db, ownerUserId: string, manifestId: string) =>
+  db.selectFrom("secret_versions").select("version").where("owner_user_id", "=", ownerUserId).where("manifest_id", "=", manifestId),
 );
 
 export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
@@ -45,7 +44,10 @@ export class Secrets {
   async create(scope: SecretScope, name: string, value: string): Promise<void> {
     const row = this.row(scope, name, value);
     try {
-      await this.db.insertInto("secrets").values(row).execute();
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto("secrets").values(row).execute();
+        await bumpVersion(trx, scope);
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw apiError("secret_already_exists", `a secret named ${name} already exists; PUT it to replace`);
       throw error;
@@ -55,17 +57,19 @@ export class Secrets {
   /** Creates or replaces; returns whether it existed before. */
   async put(scope: SecretScope, name: string, value: string): Promise<{ created: boolean }> {
     const row = this.row(scope, name, value);
-    const updated = await this.db
-      .updateTable("secrets")
-      .set({ sealed: row.sealed, size_bytes: row.size_bytes, updated_at: row.updated_at })
-      .where("owner_user_id", "=", scope.ownerUserId)
-      .where("manifest_id", "=", scope.manifestId)
-      .where("name", "=", name)
-      .executeTakeFirst();
-    if (updated.numUpdatedRows > 0n) return { created: false };
     try {
-      await this.db.insertInto("secrets").values(row).execute();
-      return { created: true };
+      return await this.db.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable("secrets")
+          .set({ sealed: row.sealed, size_bytes: row.size_bytes, updated_at: row.updated_at })
+          .where("owner_user_id", "=", scope.ownerUserId)
+          .where("manifest_id", "=", scope.manifestId)
+          .where("name", "=", name)
+          .executeTakeFirst();
+        if (updated.numUpdatedRows === 0n) await trx.insertInto("secrets").values(row).execute();
+        await bumpVersion(trx, scope);
+        return { created: updated.numUpdatedRows === 0n };
+      });
     } catch (error) {
       // A concurrent PUT inserted it first: ours is the later write, so replace theirs.
       if (!isUniqueViolation(error)) throw error;
@@ -75,13 +79,16 @@ export class Secrets {
 
   async delete(scope: SecretScope, name: string): Promise<void> {
     checkName(name);
-    const result = await this.db
-      .deleteFrom("secrets")
-      .where("owner_user_id", "=", scope.ownerUserId)
-      .where("manifest_id", "=", scope.manifestId)
-      .where("name", "=", name)
-      .executeTakeFirst();
-    if (result.numDeletedRows === 0n) throw apiError("secret_not_found", `no secret named ${name}`);
+    await this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .deleteFrom("secrets")
+        .where("owner_user_id", "=", scope.ownerUserId)
+        .where("manifest_id", "=", scope.manifestId)
+        .where("name", "=", name)
+        .executeTakeFirst();
+      if (result.numDeletedRows === 0n) throw apiError("secret_not_found", `no secret named ${name}`);
+      await bumpVersion(trx, scope);
+    });
   }
 
   /**
@@ -100,6 +107,10 @@ export class Secrets {
         .execute();
     }
     await trx.deleteFrom("secrets").where("owner_user_id", "=", from.ownerUserId).where("manifest_id", "=", from.manifestId).execute();
+    // Both scopes changed; and the moved app must not meet, under its new owner, a version its
+    // isolates ran under before (the secrets it held there were someone else's).
+    await bumpVersion(trx, from);
+    await bumpVersion(trx, to);
     return rows.length;
   }
 
@@ -117,17 +128,14 @@ export class Secrets {
   }
 
   /**
-   * Changes whenever any secret of the scope is written or removed (every seal draws a fresh IV,
-   * so even rewriting the same value changes it). The executor's isolate identity (app,
-   * revision, secrets version) includes it, so the next call sees the change.
+   * Changes whenever any secret of the scope is written or removed (0 while it never held one).
+   * The executor's isolate identity (app, revision, secrets version) includes it, so the next call
+   * sees the change. An op call reads it with the app's row (`AppRecord.owner`); this is for
+   * records built without reading.
    */
   async version(scope: SecretScope): Promise<number> {
-    const { rows } = await secretsOfScope.execute(this.db, scope.ownerUserId, scope.manifestId);
-    if (rows.length === 0) return 0;
-    const hash = createHash("sha256");
-    for (const row of rows) hash.update(row.name).update("\u0000").update(row.sealed).update("\u0000");
-    // 48 bits: an exact integer, and a collision between two versions of one scope is negligible.
-    return hash.digest().readUIntBE(0, 6);
+    const row = await versionOfScope.takeFirst(this.db, scope.ownerUserId, scope.manifestId);
+    return row === undefined ? 0 : Number(row.version);
   }
 
   private row(scope: SecretScope, name: string, value: string) {
@@ -149,6 +157,19 @@ export class Secrets {
       updated_at: now,
     };
   }
+}
+
+// 48 bits: an exact integer in JavaScript, and two versions of one scope colliding is negligible.
+const VERSION_SPAN = 2 ** 48 - 1;
+
+/** Draws the scope a fresh version, inside the transaction that writes its secrets. */
+async function bumpVersion(trx: Kysely<Database>, scope: SecretScope): Promise<void> {
+  const version = 1 + randomInt(VERSION_SPAN);
+  await trx
+    .insertInto("secret_versions")
+    .values({ owner_user_id: scope.ownerUserId, manifest_id: scope.manifestId, version })
+    .onConflict((oc) => oc.columns(["owner_user_id", "manifest_id"]).doUpdateSet({ version }))
+    .execute();
 }
 
 // Capability bindings own these names in env; a secret must not shadow one.

@@ -18,6 +18,7 @@ import * as m015 from "./015-builds.ts";
 import * as m016 from "./016-idempotency.ts";
 import * as m017 from "./017-build-copies.ts";
 import * as m018 from "./018-call-counts.ts";
+import * as m019 from "./019-secret-versions.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -44,6 +45,7 @@ const steps: Record<string, Step> = {
   "016-idempotency": m016,
   "017-build-copies": m017,
   "018-call-counts": m018,
+  "019-secret-versions": m019,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -10,7 +10,7 @@ import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { RoutinesTable } from "./routines.ts";
-import type { SecretsTable } from "./secrets.ts";
+import type { SecretsTable, SecretVersionsTable } from "./secrets.ts";
 import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
 import type { EmailVerificationsTable, OutboxTable } from "./mail.ts";
 import type { SessionsTable } from "./sessions.ts";
@@ -41,6 +41,7 @@ export interface Database {
   pairings: PairingsTable;
   pairing_guards: PairingGuardsTable;
   secrets: SecretsTable;
+  secret_versions: SecretVersionsTable;
   leases: LeasesTable;
   routines: RoutinesTable;
   webhooks: WebhooksTable;
@@ -78,6 +79,7 @@ export type {
   PairingsTable,
   RoutinesTable,
   SecretsTable,
+  SecretVersionsTable,
   SessionsTable,
   TokensTable,
   UsersTable,

@@ -13,3 +13,10 @@ export interface SecretsTable {
   created_at: number;
   updated_at: number;
 }
+
+/** Changes (to a fresh random 48-bit value) on every write of a secrets scope; see migration 019. */
+export interface SecretVersionsTable {
+  owner_user_id: string;
+  manifest_id: string;
+  version: number;
+}
