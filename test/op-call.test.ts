@@ -95,4 +95,13 @@ describeEachDialect("POST /app/{id}/api/{operation}", (dialect) => {
     const revoked = expectError(await server.client.post(`/app/${id}/api/read`, {}, { token }), 401, "unauthorized");
     expect(revoked.reason).toBe("token_revoked_post_claim");
   });
+
+  it("refuses a bad token before saying whether the app exists, though both are read at once", async () => {
+    const missing = "00000000-0000-4000-8000-000000000000";
+    const user = await createUser(server);
+    const forged = `${user.token.slice(0, -1)}${user.token.endsWith("A") ? "B" : "A"}`;
+    expectError(await server.client.post(`/app/${missing}/api/read`, {}, { token: forged }), 401, "unauthorized");
+    expectError(await server.client.post(`/app/not-a-uuid/api/read`, {}, { token: forged }), 401, "unauthorized");
+    expectError(await server.client.post(`/app/${missing}/api/read`, {}, { token: user.token }), 404, "app_not_found");
+  });
 });

@@ -30,6 +30,18 @@ export function principalOf(ctx: AppContext, request: FastifyRequest): Promise<P
   return pending;
 }
 
+/**
+ * The principal and `read` at once: on PostgreSQL the two round trips overlap instead of adding
+ * up. The principal's refusal wins over the read's, as if it had been resolved first (a bad token
+ * learns nothing of what the read would have found).
+ */
+export async function principalWith<T>(ctx: AppContext, request: FastifyRequest, read: Promise<T>): Promise<[Principal | null, T]> {
+  const [principal, value] = await Promise.allSettled([principalOf(ctx, request), read]);
+  if (principal.status === "rejected") throw principal.reason;
+  if (value.status === "rejected") throw value.reason;
+  return [principal.value, value.value];
+}
+
 async function resolve(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
   const header = request.headers.authorization;
   if (header !== undefined) {
