@@ -58,7 +58,8 @@ export class ExecutorChannel {
   private nextId = 0;
   private closedWith: unknown = null;
   private onIdle: (() => void) | null = null;
-  private invalidations: [string, string, number][] = [];
+  /** [app, key, epoch]; a null key: every key of the app. */
+  private invalidations: [string, string | null, number][] = [];
   /** Set when the whole cache must go: the epoch of the newest write it may have missed. */
   private staleAfter: number | null = null;
   /** Called once when the socket closes without close() having been called. */
@@ -104,7 +105,7 @@ export class ExecutorChannel {
    * here, which is before any op call that starts after it (a run is a frame too) and before the
    * writer's own reply; a separate message per write cost each process more than the write.
    */
-  invalidate(appId: string, key: string, epoch: number): void {
+  invalidate(appId: string, key: string | null, epoch: number): void {
     if (this.staleAfter !== null) {
       this.staleAfter = epoch;
       return;

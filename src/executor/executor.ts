@@ -27,10 +27,11 @@ export interface ExecutorOptions {
   /** Tests only: loopback fixtures served as public origins (see EgressConfig). */
   egressTestOverrides?: EgressConfig["testOverrides"];
   /**
-   * App data. When this instance is its sole writer (`storage.soleWriter`, the SQLite store),
-   * workerd caches KV reads and op calls write behind (src/executor/README.md): coherence rests
-   * on this instance's invalidations reaching every process before a write is answered, and
-   * leases on its knowing every write to an app; a second instance's writes would break both.
+   * App data. workerd caches KV reads (src/executor/README.md): coherence rests on this instance's
+   * invalidations reaching every process before a write is answered and, where other instances
+   * write too (PostgreSQL), on each call's data version (`ExecutorCall.dataVersion`). When this
+   * instance is the sole writer (`storage.soleWriter`, the SQLite store) op calls also write
+   * behind, which rests on its knowing every write to an app.
    */
   storage: StorageBackend;
   log: LogSink;
@@ -108,6 +109,7 @@ export class Executor {
     private readonly api: InternalApi,
     private readonly dir: string,
     private readonly storage: StorageBackend,
+    private readonly dropCachedReads: (appId: string) => void,
   ) {}
 
   static async start(o: ExecutorOptions): Promise<Executor> {
@@ -128,7 +130,7 @@ export class Executor {
     const api = new InternalApi(internalSocketPath, { invocations, code, log: o.log, secrets: o.secrets, egressKey: egress.key });
     // Counts committed KV writes; a read reply carries it so the cache can tell stale from fresh.
     let kvEpoch = 0;
-    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, ...(o.storage.soleWriter ? { kvEpoch: () => kvEpoch } : {}) });
+    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, kvEpoch: () => kvEpoch });
     const poolOptions: PoolOptions = {
       ...tuning,
       dir,
@@ -142,11 +144,10 @@ export class Executor {
     const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
-    if (o.storage.soleWriter) {
-      // Called right after the commit, before the writer is answered.
-      o.storage.onKvChange((appId, key) => pool.invalidate(appId, key, ++kvEpoch));
-    }
-    const executor = new Executor(invocations, bindings, pool, api, dir, o.storage);
+    // Called right after the commit, before the writer is answered.
+    o.storage.onKvChange((appId, key) => pool.invalidate(appId, key, ++kvEpoch));
+    const dropCachedReads = (appId: string) => pool.invalidate(appId, null, ++kvEpoch);
+    const executor = new Executor(invocations, bindings, pool, api, dir, o.storage, dropCachedReads);
     try {
       await api.listen();
       await pool.start();
@@ -167,6 +168,9 @@ export class Executor {
    * be held: its writes up to that size commit with its result instead of one by one.
    */
   async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
+    // Another instance wrote the app's values since this one last looked: its cached reads go
+    // (the drop rides on this call's own frame, so before the op runs).
+    if (!this.storage.soleWriter && call.dataVersion !== undefined && this.storage.dataVersions.mustDrop(call.appId, call.dataVersion)) this.dropCachedReads(call.appId);
     const invocation = this.invocations.get(call.headers["x-svc-invocation"]);
     if (invocation === undefined || invocation.access !== "write" || !invocation.caps.has("kv")) return this.pool.invoke(call);
     const lease = this.storage.lease(invocation.appId, WRITE_BEHIND_BYTES);

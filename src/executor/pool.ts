@@ -204,8 +204,11 @@ export class ExecutorPool {
     return this.slots.reduce((sum, s) => sum + (s.current?.proc.rssBytes() ?? 0), 0);
   }
 
-  /** Tells every process's KV read cache that a write to (app, key) committed (see channel.ts). */
-  invalidate(appId: string, key: string, epoch: number): void {
+  /**
+   * Tells every process's KV read cache that a write to (app, key) committed (see channel.ts);
+   * a null key: writes this instance did not see (another instance's), so every key of the app.
+   */
+  invalidate(appId: string, key: string | null, epoch: number): void {
     for (const member of this.members) for (const channel of member.channels) channel.invalidate(appId, key, epoch);
   }
 

@@ -1,4 +1,4 @@
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { Dialect } from "./dialect.ts";
 import type { Database } from "./schema/index.ts";
 
@@ -27,4 +27,33 @@ export async function ensureUsageRow(trx: Transaction<Database>, appId: string):
     .values({ app_id: appId, bytes: 0 })
     .onConflict((oc) => oc.column("app_id").doNothing())
     .execute();
+}
+
+/**
+ * Locks the usage rows of the apps a write batch touches (as `lockUsageRows`) and bumps each
+ * one's data version (migration 020), returning the new versions. SQLite, the only writer of its
+ * data, keeps no versions. A batch of one app (the usual case) does it all in one statement: the
+ * upsert creates or locks the row and bumps it; several apps are locked in order first, so the
+ * bump takes no lock of its own.
+ */
+export async function lockForWrite(trx: Transaction<Database>, dialect: Dialect, appIds: readonly string[]): Promise<{ appId: string; version: number }[]> {
+  if (dialect === "sqlite" || appIds.length === 0) return [];
+  const [only] = appIds;
+  if (appIds.length === 1 && only !== undefined) {
+    const row = await trx
+      .insertInto("app_storage_usage")
+      .values({ app_id: only, bytes: 0, data_version: 1 })
+      .onConflict((oc) => oc.column("app_id").doUpdateSet({ data_version: sql<number>`app_storage_usage.data_version + 1` }))
+      .returning("data_version")
+      .executeTakeFirstOrThrow();
+    return [{ appId: only, version: Number(row.data_version) }];
+  }
+  await lockUsageRows(trx, dialect, appIds);
+  const rows = await trx
+    .updateTable("app_storage_usage")
+    .set({ data_version: sql<number>`data_version + 1` })
+    .where("app_id", "in", [...appIds])
+    .returning(["app_id", "data_version"])
+    .execute();
+  return rows.map((row) => ({ appId: row.app_id, version: Number(row.data_version) }));
 }

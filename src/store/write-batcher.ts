@@ -25,15 +25,17 @@ const MAX_BATCH = 256;
  * fails alone. Any other error rolls the whole batch back and fails every item in it.
  *
  * `lockAll` takes every lock the batch needs before any work runs; on PostgreSQL it does so in
- * one order for every instance, so two instances' batches queue instead of deadlocking.
+ * one order for every instance, so two instances' batches queue instead of deadlocking. What it
+ * returns is handed to `committed` once the batch has committed, before any writer is answered.
  */
-export class WriteBatcher {
+export class WriteBatcher<Locked = void> {
   private readonly queue: Item[] = [];
   private flushing = false;
 
   constructor(
     private readonly store: Store,
-    private readonly lockAll: (trx: Transaction<Database>, locks: string[]) => Promise<void>,
+    private readonly lockAll: (trx: Transaction<Database>, locks: string[]) => Promise<Locked>,
+    private readonly committed: (locked: Locked) => void = () => undefined,
   ) {}
 
   run<T>(lock: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
@@ -61,8 +63,8 @@ export class WriteBatcher {
       const batch = this.queue.splice(0, MAX_BATCH);
       const settle: (() => void)[] = [];
       try {
-        await this.store.db.transaction().execute(async (trx) => {
-          await this.lockAll(trx, [...new Set(batch.map((item) => item.lock))]);
+        const locked = await this.store.db.transaction().execute(async (trx) => {
+          const locked = await this.lockAll(trx, [...new Set(batch.map((item) => item.lock))]);
           for (const item of batch) {
             try {
               await item.work(trx);
@@ -72,7 +74,9 @@ export class WriteBatcher {
               settle.push(() => item.fail(error));
             }
           }
+          return locked;
         });
+        this.committed(locked);
         for (const s of settle) s();
       } catch (error) {
         for (const item of batch) item.fail(error);

@@ -31,6 +31,8 @@ export interface AppRecord {
   copiedFrom: string | null;
   createdAt: number;
   updatedAt: number;
+  /** Bumped by every committed write of the app's values on PostgreSQL (migration 020); 0 on SQLite. */
+  dataVersion: number;
   /**
    * The owning account's plan and age and the version of the app's secrets scope, read in the
    * same query as the app: an op call needs them (run ceilings, lane, isolate identity) and would
@@ -46,6 +48,7 @@ function selectApps(db: Db) {
   return db
     .selectFrom("apps")
     .leftJoin("users", "users.id", "apps.owner_user_id")
+    .leftJoin("app_storage_usage", "app_storage_usage.app_id", "apps.id")
     .leftJoin("secret_versions", (join) =>
       join.onRef("secret_versions.owner_user_id", "=", "apps.owner_user_id").onRef("secret_versions.manifest_id", "=", "apps.manifest_id"),
     )
@@ -69,6 +72,7 @@ function selectApps(db: Db) {
       "users.plan as owner_plan",
       "users.created_at as owner_created_at",
       "secret_versions.version as secrets_version",
+      "app_storage_usage.data_version",
     ]);
 }
 
@@ -94,6 +98,7 @@ function toRecord(row: AppRow): AppRecord {
     copiedFrom: row.copied_from,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    dataVersion: Number(row.data_version ?? 0),
     ...(row.owner_plan === null || row.owner_created_at === null
       ? {}
       : { owner: { plan: row.owner_plan as Plan, createdAt: Number(row.owner_created_at), secretsVersion: Number(row.secrets_version ?? 0) } }),
@@ -127,6 +132,7 @@ export function newAppRecord(input: {
     copiedFrom: null,
     createdAt: input.now,
     updatedAt: input.now,
+    dataVersion: 0,
   };
 }
 

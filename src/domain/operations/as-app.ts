@@ -50,6 +50,7 @@ export class AppRunner {
       plan: account?.plan ?? "free",
       // Secrets belong to claimed apps only; the version is part of the isolate's identity.
       secretsVersion: account?.secretsVersion ?? 0,
+      dataVersion: app.dataVersion,
       lane: laneOf(account, this.clock.now()),
       ownerId: owner,
     };

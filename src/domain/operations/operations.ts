@@ -20,6 +20,8 @@ export interface AppRecord {
   plan?: Plan;
   /** Changes when the app's secrets change (issue 5); part of the isolate's identity. */
   secretsVersion?: number;
+  /** Bumped by every write of the app's values on PostgreSQL: tells the executor's read cache another instance wrote. */
+  dataVersion?: number;
   /** Free (unclaimed) apps run apart from claimed ones; claimed when omitted. */
   lane?: Lane;
   /** The owning account, for the executor's per-account quarantine; null while unclaimed. */
@@ -91,6 +93,7 @@ export class Operations {
         appId: app.id,
         revision: app.revision,
         secretsVersion: app.secretsVersion ?? 0,
+        ...(app.dataVersion === undefined ? {} : { dataVersion: app.dataVersion }),
         lane: app.lane ?? "claimed",
         ownerId: app.ownerId ?? null,
         caps,

@@ -1,7 +1,8 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
-import { ensureUsageRow, lockUsageRows, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { ensureUsageRow, lockForWrite, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { DataVersions } from "./data-versions.ts";
 import { UsageLedger, type WriteLease } from "./ledger.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
@@ -53,7 +54,9 @@ export class AppStorage {
    * for running ops (leases) in memory, since no other instance's writes can go around it.
    */
   readonly soleWriter: boolean;
-  private readonly batcher: WriteBatcher;
+  /** PostgreSQL: which apps' cached reads another instance's writes have outdated. */
+  readonly dataVersions = new DataVersions();
+  private readonly batcher: WriteBatcher<{ appId: string; version: number }[]>;
   private readonly ledger: UsageLedger;
   private readonly changeHooks: ((appId: string, key: string) => void)[] = [];
   // The queries every KV call of an op runs, compiled once for this store (see PreparedQuery).
@@ -80,7 +83,13 @@ export class AppStorage {
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
-    this.batcher = new WriteBatcher(store, (trx, appIds) => lockUsageRows(trx, store.dialect, appIds));
+    this.batcher = new WriteBatcher(
+      store,
+      (trx, appIds) => lockForWrite(trx, store.dialect, appIds),
+      (bumped) => {
+        for (const { appId, version } of bumped) this.dataVersions.recordOwn(appId, version);
+      },
+    );
     this.soleWriter = store.dialect === "sqlite";
     this.ledger = new UsageLedger(this.soleWriter, (appId) => this.usage(appId));
   }
@@ -236,7 +245,7 @@ export class AppStorage {
     }
   }
 
-  /** The app's bytes used, under the batch's lock (lockUsageRows); an app's first write makes its row. */
+  /** The app's bytes used, under the batch's lock (lockForWrite); an app's first write makes its row. */
   private async lockUsage(trx: Transaction<Database>, appId: string): Promise<number> {
     const row = await this.q.usage.takeFirst(trx, appId);
     if (row !== undefined) return Number(row.bytes);

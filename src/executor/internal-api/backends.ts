@@ -1,9 +1,11 @@
-import type { KvWrite, ListOptions, ListPage, StoredBlob, WriteLease } from "../../domain/storage/index.ts";
+import type { DataVersions, KvWrite, ListOptions, ListPage, StoredBlob, WriteLease } from "../../domain/storage/index.ts";
 
 /** What the internal API needs of app storage; `AppStorage` in domain/storage implements it. */
 export interface StorageBackend {
-  /** No other instance writes this app data: workerd may cache reads and write behind. */
+  /** No other instance writes this app data: op calls may write behind. */
   readonly soleWriter: boolean;
+  /** Where other instances write too: whether an app's cached reads are outdated. */
+  readonly dataVersions: Pick<DataVersions, "mustDrop">;
   /** Room held for one op's writes (see AppStorage.lease); null when none can be held. */
   lease(appId: string, max: number): WriteLease | null;
   kvGet(appId: string, key: string): Promise<string | null>;

@@ -202,7 +202,7 @@ function makeEnv(env, call, cache, live, writes) {
         let bytes = typeof key === "string" && !live.done ? (writes.own.get(key) ?? cache.get("", key)) : undefined;
         if (bytes === undefined) {
           const res = await call("/kv/get", "", { key });
-          // Node sends an epoch only when the cache is on (this instance is the only writer).
+          // Node sends an epoch with every read it lets the cache keep.
           if (typeof res.epoch === "number") cache.put("", key, res.body, res.epoch);
           bytes = res.body;
         }

@@ -1,7 +1,7 @@
 // Runs INSIDE workerd, in the supervisor: the process's cache of KV reads, so that an app
 // reading the same keys call after call does not pay a round trip to Node for each.
 //
-// Coherence comes from Node (single instance only; see executor.ts): every committed KV write
+// Coherence comes from Node (src/executor/README.md, "KV read cache"): every committed KV write
 // bumps a counter (the epoch) and queues an invalidation carrying it for every process; it
 // reaches a process with the next frame Node sends there, so before any op call that starts
 // after the write and before the writer's own reply. Every read reply carries the epoch Node

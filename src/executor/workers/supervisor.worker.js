@@ -93,7 +93,13 @@ class Channel {
     const { header, payload } = decode(data);
     // KV writes committed since Node last wrote here, queued before anything in this frame runs.
     if (header.kvAll !== undefined) for (const held of this.sessions.values()) held.invalidations.clearAll(header.kvAll);
-    for (const [appId, key, epoch] of header.kv ?? []) for (const held of this.appSessions.get(appId) ?? []) held.invalidations.add(key, epoch);
+    // A null key: the app's values changed on another instance, key unknown.
+    for (const [appId, key, epoch] of header.kv ?? []) {
+      for (const held of this.appSessions.get(appId) ?? []) {
+        if (key === null) held.invalidations.clearAll(epoch);
+        else held.invalidations.add(key, epoch);
+      }
+    }
     if (header.t === "reply") {
       const resolve = this.waiting.get(header.id);
       this.waiting.delete(header.id);

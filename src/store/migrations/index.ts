@@ -19,6 +19,7 @@ import * as m016 from "./016-idempotency.ts";
 import * as m017 from "./017-build-copies.ts";
 import * as m018 from "./018-call-counts.ts";
 import * as m019 from "./019-secret-versions.ts";
+import * as m020 from "./020-data-versions.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -46,6 +47,7 @@ const steps: Record<string, Step> = {
   "017-build-copies": m017,
   "018-call-counts": m018,
   "019-secret-versions": m019,
+  "020-data-versions": m020,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -1,3 +1,5 @@
+import type { ColumnType } from "kysely";
+
 /** One KV entry of an app: a JSON value stored as text, as the app's binding serialized it. */
 export interface AppKvTable {
   app_id: string;
@@ -25,4 +27,6 @@ export interface AppBlobsTable {
 export interface AppStorageUsageTable {
   app_id: string;
   bytes: number;
+  /** PostgreSQL: bumped by every committed write of the app's values (migration 020). */
+  data_version: ColumnType<number, number | undefined, number>;
 }
