@@ -144,8 +144,6 @@ export class Executor {
     const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
-    // Called right after the commit, before the writer is answered.
-    o.storage.onKvChange((appId, key) => pool.invalidate(appId, key, ++kvEpoch));
     const dropCachedReads = (appId: string) => pool.invalidate(appId, null, ++kvEpoch);
     const executor = new Executor(invocations, bindings, pool, api, dir, o.storage, dropCachedReads);
     try {
@@ -155,6 +153,8 @@ export class Executor {
       await executor.close();
       throw error;
     }
+    // Called right after the commit, before the writer is answered (no call has run before now).
+    o.storage.onKvChange((appId, key) => pool.invalidate(appId, key, ++kvEpoch));
     return executor;
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import cookie from "@fastify/cookie";
-import Fastify, { type FastifyBaseLogger } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../context.ts";
 import { installFrameCors } from "./cors.ts";
@@ -32,7 +32,8 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   const app = Fastify({
     loggerInstance: baseLogger,
     genReqId: () => randomUUID(),
-    disableRequestLogging: true,
+    // Our own request line instead (installRequestLog).
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     bodyLimit: DEFAULT_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },

@@ -20,7 +20,8 @@ describeEachDialect("hostile: shares", (dialect) => {
   const logs = new LogCapture();
 
   beforeAll(async () => {
-    server = await startServer({ dialect, env: { LOG_LEVEL: "info" }, logStream: logs });
+    // Debug: every answered request is logged, so every URL that reaches a log is checked.
+    server = await startServer({ dialect, env: { LOG_LEVEL: "debug" }, logStream: logs });
     [alice, mallory, bob] = [await makeUser(server), await makeUser(server), await makeUser(server)];
     aliceApp = (await server.client.post("/app", { module: source("alice-app") }, { token: alice.token })).body.id;
     malloryApp = (await server.client.post("/app", { module: source("mallory-app") }, { token: mallory.token })).body.id;
