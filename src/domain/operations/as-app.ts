@@ -27,9 +27,16 @@ export class AppRunner {
   }
 
   /** As the app itself (role `app`, no user): routine ticks and webhook deliveries. */
-  async run(appId: string, op: string, input: unknown, trigger: Extract<Trigger, "routine" | "webhook">, headers: Record<string, string> = {}): Promise<unknown> {
+  async run(
+    appId: string,
+    op: string,
+    input: unknown,
+    trigger: Extract<Trigger, "routine" | "webhook">,
+    headers: Record<string, string> = {},
+    onWaited?: () => void,
+  ): Promise<unknown> {
     const app = await this.apps.mustFind(appId);
-    return this.operations.call({ app: await this.target(app), role: "app", op, input, trigger, userId: null, headers });
+    return this.operations.call({ app: await this.target(app), role: "app", op, input, trigger, userId: null, headers, ...(onWaited === undefined ? {} : { onWaited }) });
   }
 
   /** The plan that sets an app's limits: its owner's; free while unclaimed. */

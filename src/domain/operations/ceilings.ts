@@ -1,34 +1,55 @@
 import type { Clock } from "../../config/clock.ts";
-import { apiError, recovery, type Plan } from "../../errors/index.ts";
+import { apiError, recovery, type ApiError, type Plan } from "../../errors/index.ts";
 import { PLAN_LIMITS } from "../plans.ts";
 import { RateLimiter } from "../rate-limit/buckets.ts";
+
+/** A run slot held: `release` exactly once; `waited` when it was taken only after a wait. */
+export interface RunSlot {
+  release: () => void;
+  waited: boolean;
+}
+
+interface Waiter {
+  /** Hands the waiter a slot that a finishing run let go of (the running count stays). */
+  take: () => void;
+  timer: NodeJS.Timeout;
+}
 
 /**
  * App run ceilings, per app and per process (DECISIONS §4): concurrent runs and runs per
  * 60-second window, from the owner's plan. Breach → 429 `app_busy`.
+ *
+ * A caller that may wait (a webhook delivery, DECISIONS §8 `deferred`; an agent's tool call,
+ * which the spec leaves unmetered) queues for a concurrent-run slot instead, first come first
+ * served: a finishing run hands its slot to the oldest waiter, so callers that cannot wait never
+ * slip in between. The per-minute ceiling refuses at once either way.
  */
 export class RunCeilings {
   private readonly running = new Map<string, number>();
+  private readonly waiting = new Map<string, Waiter[]>();
   private readonly windows: RateLimiter;
 
   constructor(clock: Clock) {
     this.windows = new RateLimiter(clock);
   }
 
-  /** Takes a run slot; the caller must call the returned release exactly once. */
-  acquire(appId: string, plan: Plan, retryUrl: string): () => void {
+  /** Takes a run slot, waiting up to `waitMs` (real time) for one while all are taken. */
+  async acquire(appId: string, plan: Plan, retryUrl: string, waitMs = 0): Promise<RunSlot> {
     const limits = PLAN_LIMITS[plan];
     const running = this.running.get(appId) ?? 0;
-    if (running >= limits.concurrent_runs) {
-      throw apiError(
-        "app_busy",
-        `this app already runs ${running} operations at once; the ceiling is ${limits.concurrent_runs}`,
-        { limit: "concurrent_runs", observed: running + 1, allowed: limits.concurrent_runs, rung: "throttled", recovery: recovery.retry(1, retryUrl) },
-        { headers: { "Retry-After": "1" } },
-      );
+    const queued = this.waiting.get(appId)?.length ?? 0;
+    let waited = false;
+    if (running >= limits.concurrent_runs || queued > 0) {
+      if (waitMs <= 0) throw busy(running, limits.concurrent_runs, retryUrl);
+      await this.slotFreed(appId, waitMs, () => busy(this.running.get(appId) ?? running, limits.concurrent_runs, retryUrl));
+      waited = true;
+    } else {
+      this.running.set(appId, running + 1);
     }
+    const release = this.releaser(appId);
     const decision = this.windows.take([{ rule: { name: "runs_per_window", capacity: limits.runs_per_minute }, key: appId }]);
     if (!decision.allowed) {
+      release();
       const wait = decision.resetSec;
       throw apiError(
         "app_busy",
@@ -37,14 +58,52 @@ export class RunCeilings {
         { headers: { "Retry-After": String(wait), "RateLimit-Limit": String(decision.limit), "RateLimit-Remaining": "0", "RateLimit-Reset": String(wait) }, closeConnection: decision.rung === "closed" },
       );
     }
-    this.running.set(appId, running + 1);
+    return { release, waited };
+  }
+
+  /** Resolves once a finishing run hands this caller its slot; rejects with `refusal()` after `waitMs`. */
+  private slotFreed(appId: string, waitMs: number, refusal: () => ApiError): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let queue = this.waiting.get(appId);
+      if (queue === undefined) this.waiting.set(appId, (queue = []));
+      const waiter: Waiter = {
+        take: resolve,
+        timer: setTimeout(() => {
+          const left = (this.waiting.get(appId) ?? []).filter((w) => w !== waiter);
+          if (left.length === 0) this.waiting.delete(appId);
+          else this.waiting.set(appId, left);
+          reject(refusal());
+        }, waitMs),
+      };
+      queue.push(waiter);
+    });
+  }
+
+  private releaser(appId: string): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      const queue = this.waiting.get(appId);
+      const next = queue?.shift();
+      if (queue?.length === 0) this.waiting.delete(appId);
+      if (next !== undefined) {
+        clearTimeout(next.timer);
+        next.take();
+        return;
+      }
       const left = (this.running.get(appId) ?? 1) - 1;
       if (left <= 0) this.running.delete(appId);
       else this.running.set(appId, left);
     };
   }
+}
+
+function busy(running: number, allowed: number, retryUrl: string): ApiError {
+  return apiError(
+    "app_busy",
+    `this app already runs ${running} operations at once; the ceiling is ${allowed}`,
+    { limit: "concurrent_runs", observed: running + 1, allowed, rung: "throttled", recovery: recovery.retry(1, retryUrl) },
+    { headers: { "Retry-After": "1" } },
+  );
 }

@@ -38,9 +38,19 @@ export interface OperationCall {
   userId: string | null;
   /** Extra `x-svc-*` headers for the app (`x-svc-webhook` on deliveries). */
   headers?: Record<string, string>;
+  /** Called when the run had to wait for a concurrent-run slot (see SLOT_WAIT_MS). */
+  onWaited?: () => void;
 }
 
 export const OPERATION_DEADLINE_MS = 30 * SECOND;
+
+/**
+ * How long a call may wait for a concurrent-run slot, by trigger; the rest are refused at once
+ * (429 `app_busy`). A webhook sender gets an answer it can act on before it times out (senders
+ * give up after 10 s to 30 s; DECISIONS §8 `deferred`); an agent's tool call is not metered (spec,
+ * Rate limits), so an agent fanning out calls to one app waits as long as an op may run.
+ */
+export const SLOT_WAIT_MS: Readonly<Partial<Record<Trigger, number>>> = { webhook: 10 * SECOND, agent: OPERATION_DEADLINE_MS };
 
 /**
  * Runs one declared operation of an app (DECISIONS §4): route lookup, role check, input
@@ -84,7 +94,8 @@ export class Operations {
       inputError(checked.errors);
     }
 
-    const release = this.ceilings.acquire(app.id, app.plan ?? "free", `${this.baseUrl}/app/${app.id}/api/${encodeURIComponent(op)}`);
+    const { release, waited } = await this.ceilings.acquire(app.id, app.plan ?? "free", `${this.baseUrl}/app/${app.id}/api/${encodeURIComponent(op)}`, SLOT_WAIT_MS[c.trigger]);
+    if (waited) c.onWaited?.();
     const caps = capabilitiesOf(app.manifest.capabilities?.imports);
     const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, op, access, caps: new Set(caps) });
     let outcome: ExecutorOutcome;

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
-import { setTimeout as delay } from "node:timers/promises";
-import { apiError, ApiError, type Plan } from "../../errors/index.ts";
+import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
 import type { Database, GroupCommit } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import type { AppRunner } from "../operations/as-app.ts";
@@ -9,10 +8,6 @@ import { PLAN_LIMITS } from "../plans.ts";
 import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
 import { secretMatches } from "./secret.ts";
 import { WEBHOOK_ID } from "./webhooks.ts";
-
-// Senders time out after about 10 s (GitHub) to 30 s (Stripe); waiting longer helps no one.
-export const DEFER_MAX_MS = 10_000;
-const DEFER_POLL_MS = 25;
 
 /** A webhook being delivered to, with what its record needs. */
 export interface DeliveryTarget {
@@ -81,8 +76,8 @@ export class WebhookDelivery {
 
   /**
    * Parses the body as a JSON object and runs the target op as the app. A delivery that meets the
-   * app's concurrent-run ceiling waits for a slot (DECISIONS §8 `deferred`) rather than bouncing
-   * the sender, up to DEFER_MAX_MS; past that the 429 `app_busy` stands.
+   * app's concurrent-run ceiling waits for a slot (DECISIONS §8 `deferred`; `SLOT_WAIT_MS`) rather
+   * than bouncing the sender; past that the 429 `app_busy` stands.
    */
   async run(target: DeliveryTarget, raw: Buffer): Promise<{ value: unknown; deferred: boolean }> {
     let input: unknown;
@@ -92,17 +87,9 @@ export class WebhookDelivery {
       throw apiError("invalid_request", "the body is not valid JSON; send a JSON object");
     }
     if (typeof input !== "object" || input === null || Array.isArray(input)) throw apiError("invalid_request", "the body must be a JSON object");
-    const started = Date.now();
-    for (let deferred = false; ; deferred = true) {
-      try {
-        return { value: await this.runner.run(target.row.app_id, target.row.op, input, "webhook", { "x-svc-webhook": target.row.id }), deferred };
-      } catch (error) {
-        const busy = error instanceof ApiError && error.kind === "app_busy" && error.fields.limit === "concurrent_runs";
-        // Real time, not the service clock: a slot frees when a running op ends, whatever the clock says.
-        if (!busy || Date.now() - started >= DEFER_MAX_MS) throw error;
-        await delay(DEFER_POLL_MS);
-      }
-    }
+    let deferred = false;
+    const value = await this.runner.run(target.row.app_id, target.row.op, input, "webhook", { "x-svc-webhook": target.row.id }, () => (deferred = true));
+    return { value, deferred };
   }
 
   /** Records the request (every one that reaches here) and, for attempted deliveries, the webhook's last outcome. */

@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalWith } from "../../http/auth.ts";
+import { fromToolLayer } from "../../http/tool-layer.ts";
 import type { App } from "../../http/types.ts";
 
 export default function callOperation(app: App, ctx: AppContext): void {
@@ -37,7 +38,7 @@ export default function callOperation(app: App, ctx: AppContext): void {
         // Shares are rows of their own: looked up only for people, never for app tokens.
         const signedIn = principal?.kind === "user" || (principal?.kind === "render" && principal.userId !== null);
         const caller = operationCaller(principal, record, signedIn ? await ctx.apps.roleOf(principal, record) : null);
-        const value = await ctx.runner.call(record, caller, request.params.operation, request.body, "http");
+        const value = await ctx.runner.call(record, caller, request.params.operation, request.body, fromToolLayer(request) ? "agent" : "http");
         return { ok: true as const, value };
       },
     );

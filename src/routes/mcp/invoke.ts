@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
-import { OPERATION_DEADLINE_MS } from "../../domain/operations/operations.ts";
+import { toolLayerHeaders } from "../../http/tool-layer.ts";
 import type { ToolSpec } from "./tools.ts";
 
 export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; type?: string | string[] };
@@ -71,30 +70,12 @@ export interface Invoked {
 type Caller = { authorization?: string; ip: string };
 
 /**
- * Runs the tool's REST route as the MCP caller. Calls through the tool layer are not metered
- * (spec, Rate limits), and an agent fanning out calls to one app is not a runaway: a call that
- * finds every run slot of the app taken (`app_busy`, `concurrent_runs`) waits for one, within the
- * op deadline, instead of failing. The per-minute ceiling still answers as it is.
+ * Runs the tool's REST route as the MCP caller, in-process (Fastify's inject): the same bearer
+ * token, the same client address for per-address limits, nothing else carried over. The route
+ * learns it is the tool layer's (`toolLayerHeaders`): an op call is then an agent's, which waits
+ * for a run slot rather than failing `app_busy` (SLOT_WAIT_MS; tool calls are not metered).
  */
 export async function invoke(app: FastifyInstance, binding: ToolBinding, args: Record<string, unknown>, caller: Caller): Promise<Invoked> {
-  const deadline = Date.now() + OPERATION_DEADLINE_MS;
-  for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
-    const answer = await injectOnce(app, binding, args, caller);
-    if (!waitingForSlot(answer) || Date.now() + wait > deadline) return answer;
-    await sleep(wait);
-  }
-}
-
-function waitingForSlot(answer: Invoked): boolean {
-  const error = (answer.body as { error?: { kind?: unknown; limit?: unknown } } | null)?.error;
-  return answer.status === 429 && error?.kind === "app_busy" && error.limit === "concurrent_runs";
-}
-
-/**
- * One run of the tool's REST route in-process (Fastify's inject): the same bearer token, the
- * same client address for per-address limits, nothing else carried over.
- */
-async function injectOnce(app: FastifyInstance, binding: ToolBinding, args: Record<string, unknown>, caller: Caller): Promise<Invoked> {
   let url = binding.spec.path;
   const rest: Record<string, unknown> = { ...args };
   for (const name of binding.pathParams) {
@@ -113,6 +94,7 @@ async function injectOnce(app: FastifyInstance, binding: ToolBinding, args: Reco
     url: query.size > 0 ? `${url}?${query.toString()}` : url,
     remoteAddress: caller.ip,
     headers: {
+      ...toolLayerHeaders(),
       ...(caller.authorization === undefined ? {} : { authorization: caller.authorization }),
       ...(hasBody ? { "content-type": "application/json" } : {}),
     },

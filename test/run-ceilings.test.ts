@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../src/config/clock.ts";
+import { RunCeilings, type RunSlot } from "../src/domain/operations/ceilings.ts";
+import { PLAN_LIMITS } from "../src/domain/plans.ts";
+import type { ApiError } from "../src/errors/index.ts";
+
+const URL = "http://localhost/app/a/api/op";
+const FREE = PLAN_LIMITS.free.concurrent_runs;
+
+/** Fills every concurrent-run slot of app "a" on the free plan. */
+async function full(ceilings: RunCeilings): Promise<RunSlot[]> {
+  return Promise.all(Array.from({ length: FREE }, () => ceilings.acquire("a", "free", URL)));
+}
+
+describe("RunCeilings: waiting for a concurrent-run slot", () => {
+  it("refuses a caller that may not wait, with the ceiling's figures", async () => {
+    const ceilings = new RunCeilings(new ManualClock());
+    await full(ceilings);
+    await expect(ceilings.acquire("a", "free", URL)).rejects.toMatchObject({ kind: "app_busy", status: 429, fields: { limit: "concurrent_runs", observed: FREE + 1, allowed: FREE } });
+    // Another app has its own slots.
+    expect((await ceilings.acquire("b", "free", URL)).waited).toBe(false);
+  });
+
+  it("hands a finishing run's slot to the oldest waiter, and never to a caller arriving meanwhile", async () => {
+    const ceilings = new RunCeilings(new ManualClock());
+    const held = await full(ceilings);
+    const order: string[] = [];
+    const first = ceilings.acquire("a", "free", URL, 5_000).then((slot) => (order.push("first"), slot));
+    const second = ceilings.acquire("a", "free", URL, 5_000).then((slot) => (order.push("second"), slot));
+    held[0]?.release();
+    // A caller that cannot wait still finds the app full: the freed slot went to "first".
+    await expect(ceilings.acquire("a", "free", URL)).rejects.toMatchObject({ kind: "app_busy" });
+    expect(await first).toMatchObject({ waited: true });
+    held[1]?.release();
+    expect(await second).toMatchObject({ waited: true });
+    expect(order).toEqual(["first", "second"]);
+    // Releasing twice frees one slot, not two.
+    const slot = await second;
+    slot.release();
+    slot.release();
+    await expect(ceilings.acquire("a", "free", URL)).resolves.toMatchObject({ waited: false });
+    await expect(ceilings.acquire("a", "free", URL)).rejects.toMatchObject({ kind: "app_busy" });
+  });
+
+  it("gives up after the wait with app_busy, leaving the queue to those still waiting", async () => {
+    const ceilings = new RunCeilings(new ManualClock());
+    const held = await full(ceilings);
+    const impatient = ceilings.acquire("a", "free", URL, 20);
+    const patient = ceilings.acquire("a", "free", URL, 5_000);
+    const refusal = (await impatient.catch((error: unknown) => error)) as ApiError;
+    expect([refusal.status, refusal.kind, refusal.fields.limit]).toEqual([429, "app_busy", "concurrent_runs"]);
+    held[0]?.release();
+    expect(await patient).toMatchObject({ waited: true });
+  });
+});
