@@ -267,7 +267,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
     webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config),
-    deliveries: new WebhookDelivery(db, clock, runner, writes),
+    deliveries: new WebhookDelivery(db, clock, apps, runner, writes),
     storage,
     diag,
     activity,

@@ -26,16 +26,16 @@ export class AppRunner {
     return this.operations.call({ app: await this.target(app), ...caller, op, input, trigger });
   }
 
-  /** As the app itself (role `app`, no user): routine ticks and webhook deliveries. */
+  /** As the app itself (role `app`, no user): routine ticks and webhook deliveries (which have read the app already). */
   async run(
-    appId: string,
+    appOrId: StoredApp | string,
     op: string,
     input: unknown,
     trigger: Extract<Trigger, "routine" | "webhook">,
     headers: Record<string, string> = {},
     onWaited?: () => void,
   ): Promise<unknown> {
-    const app = await this.apps.mustFind(appId);
+    const app = typeof appOrId === "string" ? await this.apps.mustFind(appOrId) : appOrId;
     return this.operations.call({ app: await this.target(app), role: "app", op, input, trigger, userId: null, headers, ...(onWaited === undefined ? {} : { onWaited }) });
   }
 

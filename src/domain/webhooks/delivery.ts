@@ -1,20 +1,25 @@
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
-import type { Database, GroupCommit } from "../../store/index.ts";
+import { PreparedQuery, type Database, type GroupCommit } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
+import type { Apps } from "../apps/apps.ts";
+import type { AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { PLAN_LIMITS } from "../plans.ts";
 import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
 import { secretMatches } from "./secret.ts";
 import { WEBHOOK_ID } from "./webhooks.ts";
 
-/** A webhook being delivered to, with what its record needs. */
+/** A webhook being delivered to, with its app and what its record needs. */
 export interface DeliveryTarget {
   row: WebhooksTable;
+  app: AppRecord;
   /** The app owner's plan: it caps the stored bodies. */
   plan: Plan;
 }
+
+const webhookById = new PreparedQuery(1, (db, id: string) => db.selectFrom("webhooks").selectAll().where("id", "=", id));
 
 export interface DeliveryResult {
   ts: number;
@@ -38,6 +43,7 @@ export class WebhookDelivery {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly apps: Pick<Apps, "mustFind">,
     private readonly runner: AppRunner,
     private readonly writes: GroupCommit,
   ) {}
@@ -46,17 +52,11 @@ export class WebhookDelivery {
   async target(id: string): Promise<DeliveryTarget> {
     const missing = () => apiError("not_found", `no webhook ${id}`);
     if (!WEBHOOK_ID.test(id)) throw missing();
-    const found = await this.db
-      .selectFrom("webhooks")
-      .innerJoin("apps", "apps.id", "webhooks.app_id")
-      .leftJoin("users", "users.id", "apps.owner_user_id")
-      .selectAll("webhooks")
-      .select("users.plan")
-      .where("webhooks.id", "=", id)
-      .executeTakeFirst();
-    if (found === undefined) throw missing();
-    const { plan, ...row } = found;
-    return { row, plan: (plan ?? "free") as Plan };
+    const row = await webhookById.takeFirst(this.db, id);
+    if (row === undefined) throw missing();
+    // The app as an op call reads it (owner's plan included): the delivery runs with this record.
+    const app = await this.apps.mustFind(row.app_id);
+    return { row, app, plan: app.owner?.plan ?? "free" };
   }
 
   /** 401 `unauthorized` unless `presented` is the webhook's current secret. */
@@ -88,7 +88,7 @@ export class WebhookDelivery {
     }
     if (typeof input !== "object" || input === null || Array.isArray(input)) throw apiError("invalid_request", "the body must be a JSON object");
     let deferred = false;
-    const value = await this.runner.run(target.row.app_id, target.row.op, input, "webhook", { "x-svc-webhook": target.row.id }, () => (deferred = true));
+    const value = await this.runner.run(target.app, target.row.op, input, "webhook", { "x-svc-webhook": target.row.id }, () => (deferred = true));
     return { value, deferred };
   }
 
