@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";
 import { DAY, iso } from "../../config/clock.ts";
-import type { Database } from "../../store/index.ts";
+import { PreparedQuery, type Database } from "../../store/index.ts";
 import type { WebhookDeliveriesTable } from "../../store/schema/webhooks.ts";
 import { redactSecrets } from "./secret.ts";
 
@@ -41,28 +41,64 @@ export interface DeliveryInput {
   capBytes: number;
 }
 
+// Every delivery writes one, so it is built and compiled once (PreparedQuery).
+const insertRecord = new PreparedQuery(
+  14,
+  (
+    db,
+    id: string,
+    webhookId: string,
+    appId: string,
+    ts: number,
+    status: number,
+    outcome: WebhookDeliveriesTable["outcome"],
+    refusal: string | null,
+    requestBytes: number,
+    requestBody: string,
+    requestTruncated: number,
+    responseBytes: number,
+    responseBody: string,
+    responseTruncated: number,
+    durationMs: number,
+  ) =>
+    db.insertInto("webhook_deliveries").values({
+      id,
+      webhook_id: webhookId,
+      app_id: appId,
+      ts,
+      status,
+      outcome,
+      refusal,
+      request_bytes: requestBytes,
+      request_body: requestBody,
+      request_truncated: requestTruncated,
+      response_bytes: responseBytes,
+      response_body: responseBody,
+      response_truncated: responseTruncated,
+      duration_ms: durationMs,
+    }),
+);
+
 export async function insertDelivery(db: Kysely<Database>, d: DeliveryInput): Promise<void> {
   const request = capBody(redactSecrets(d.request.toString("utf8")), d.capBytes);
   const response = capBody(redactSecrets(d.response), d.capBytes);
-  await db
-    .insertInto("webhook_deliveries")
-    .values({
-      id: randomUUID(),
-      webhook_id: d.webhookId,
-      app_id: d.appId,
-      ts: d.ts,
-      status: d.status,
-      outcome: d.outcome,
-      refusal: d.refusal,
-      request_bytes: d.request.length,
-      request_body: request.body,
-      request_truncated: request.truncated ? 1 : 0,
-      response_bytes: Buffer.byteLength(d.response),
-      response_body: response.body,
-      response_truncated: response.truncated ? 1 : 0,
-      duration_ms: d.durationMs,
-    })
-    .execute();
+  await insertRecord.execute(
+    db,
+    randomUUID(),
+    d.webhookId,
+    d.appId,
+    d.ts,
+    d.status,
+    d.outcome,
+    d.refusal,
+    d.request.length,
+    request.body,
+    request.truncated ? 1 : 0,
+    Buffer.byteLength(d.response),
+    response.body,
+    response.truncated ? 1 : 0,
+    d.durationMs,
+  );
 }
 
 /** Newest first, `before` (a record's `ts`) paging backwards. */

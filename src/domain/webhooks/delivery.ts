@@ -20,6 +20,17 @@ export interface DeliveryTarget {
 }
 
 const webhookById = new PreparedQuery(1, (db, id: string) => db.selectFrom("webhooks").selectAll().where("id", "=", id));
+// The webhook's last outcome, written with each attempted delivery's record.
+const succeeded = new PreparedQuery(3, (db, ts: number, outcome: Outcome, id: string) =>
+  db.updateTable("webhooks").set({ last_run_at: ts, last_outcome: outcome, last_error: null, consecutive_failures: 0 }).where("id", "=", id),
+);
+const failed = new PreparedQuery(4, (db, ts: number, outcome: Outcome, error: string, id: string) =>
+  db
+    .updateTable("webhooks")
+    .set({ last_run_at: ts, last_outcome: outcome, last_error: error, consecutive_failures: sql<number>`consecutive_failures + 1` })
+    .where("id", "=", id),
+);
+type Outcome = WebhooksTable["last_outcome"];
 
 export interface DeliveryResult {
   ts: number;
@@ -112,18 +123,9 @@ export class WebhookDelivery {
         capBytes: PLAN_LIMITS[target.plan].delivery_body_bytes,
       });
       if (!result.attempted) return;
-      const error = result.error === null ? null : JSON.stringify({ kind: result.error.kind, message: result.error.message });
-      await trx
-        .updateTable("webhooks")
-        .set({
-          last_run_at: result.ts,
-          last_outcome: outcome,
-          last_error: error,
-          // Diagnostic only: webhooks never disable themselves (spec: Webhook states).
-          consecutive_failures: error === null ? 0 : sql<number>`consecutive_failures + 1`,
-        })
-        .where("id", "=", target.row.id)
-        .execute();
+      // Diagnostic only: webhooks never disable themselves (spec: Webhook states).
+      if (result.error === null) await succeeded.execute(trx, result.ts, outcome, target.row.id);
+      else await failed.execute(trx, result.ts, outcome, JSON.stringify({ kind: result.error.kind, message: result.error.message }), target.row.id);
     });
   }
 
