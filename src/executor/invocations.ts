@@ -1,4 +1,4 @@
-import { randomFillSync } from "node:crypto";
+import { pooledRandomBytes } from "../domain/random-pool.ts";
 import type { WriteLease } from "../domain/storage/index.ts";
 import type { ApiError } from "../errors/index.ts";
 import type { Capability } from "./types.ts";
@@ -25,7 +25,7 @@ export class Invocations {
   private readonly live = new Map<string, Invocation>();
 
   mint(fields: Omit<Invocation, "id" | "refusal" | "lease">): Invocation {
-    const invocation: Invocation = { ...fields, id: nextId(), refusal: null, lease: null };
+    const invocation: Invocation = { ...fields, id: pooledRandomBytes(18).toString("base64url"), refusal: null, lease: null };
     this.live.set(invocation.id, invocation);
     return invocation;
   }
@@ -37,20 +37,4 @@ export class Invocations {
   end(id: string): void {
     this.live.delete(id);
   }
-}
-
-// Ids come from a pool filled by one crypto call per 256 ids (as crypto.randomUUID does), not one
-// call per op call: every op call mints one.
-const ID_BYTES = 18;
-const pool = Buffer.alloc(ID_BYTES * 256);
-let offset = pool.length;
-
-function nextId(): string {
-  if (offset === pool.length) {
-    randomFillSync(pool);
-    offset = 0;
-  }
-  const id = pool.toString("base64url", offset, offset + ID_BYTES);
-  offset += ID_BYTES;
-  return id;
 }

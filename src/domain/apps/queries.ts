@@ -229,28 +229,38 @@ export function writableBy(eb: ExpressionBuilder<Database, "apps">, userId: stri
   ]);
 }
 
+// Every create and source write runs these: built and compiled once (PreparedQuery).
+const insertAppRow = new PreparedQuery(
+  10,
+  (db, id: string, manifestId: string, displayName: string, owner: string | null, claimedAt: number | null, expiresAt: number | null, manifest: string, copiedFrom: string | null, createdAt: number, updatedAt: number) =>
+    db.insertInto("apps").values({
+      id,
+      manifest_id: manifestId,
+      display_name: displayName,
+      owner_user_id: owner,
+      claimed_at: claimedAt,
+      expires_at: expiresAt,
+      revision: 1,
+      manifest,
+      icon_override: null,
+      copied_from: copiedFrom,
+      created_at: createdAt,
+      updated_at: updatedAt,
+    }),
+);
+const insertVersionRow = new PreparedQuery(
+  9,
+  (db, appId: string, revision: number, module: string, ui: string | null, styles: string | null, manifest: string, sizeBytes: number, createdAt: number, buildDigest: string | null) =>
+    db.insertInto("app_versions").values({ app_id: appId, revision, module, ui, styles, manifest, size_bytes: sizeBytes, created_at: createdAt, build_digest: buildDigest }),
+);
+
 export async function insertApp(
   db: Db,
   row: { id: string; ownerUserId: string | null; claimedAt: number | null; expiresAt: number | null; now: number; prepared: PreparedSource; copiedFrom?: string },
 ): Promise<void> {
   const manifest = JSON.stringify(row.prepared.manifest);
-  await db
-    .insertInto("apps")
-    .values({
-      id: row.id,
-      manifest_id: row.prepared.manifest.id,
-      display_name: row.prepared.manifest.displayName,
-      owner_user_id: row.ownerUserId,
-      claimed_at: row.claimedAt,
-      expires_at: row.expiresAt,
-      revision: 1,
-      manifest,
-      icon_override: null,
-      copied_from: row.copiedFrom ?? null,
-      created_at: row.now,
-      updated_at: row.now,
-    })
-    .execute();
+  const { id, displayName } = row.prepared.manifest;
+  await insertAppRow.execute(db, row.id, id, displayName, row.ownerUserId, row.claimedAt, row.expiresAt, manifest, row.copiedFrom ?? null, row.now, row.now);
   await insertVersion(db, row.id, 1, row.now, row.prepared, manifest);
 }
 
@@ -297,20 +307,8 @@ async function insertVersion(db: Db, appId: string, revision: number, now: numbe
   // A module with npm imports runs only as its bundle; storing it without one would publish an
   // app that fails at its first call.
   if (prepared.imports.npm.length > 0 && prepared.build === undefined) throw new Error(`revision ${revision} of ${appId} imports npm packages but has no bundle`);
-  await db
-    .insertInto("app_versions")
-    .values({
-      app_id: appId,
-      revision,
-      module: prepared.source.module,
-      ui: prepared.source.ui,
-      styles: prepared.source.styles,
-      manifest,
-      size_bytes: prepared.sizeBytes,
-      created_at: now,
-      build_digest: prepared.build ?? null,
-    })
-    .execute();
+  const { module, ui, styles } = prepared.source;
+  await insertVersionRow.execute(db, appId, revision, module, ui, styles, manifest, prepared.sizeBytes, now, prepared.build ?? null);
 }
 
 /** The source and manifest of one revision of an app, or null. */

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { pooledRandomBytes } from "../random-pool.ts";
 import { crc32 } from "node:zlib";
 
 // Token plaintext (DECISIONS §1): `svc_<kind>_` + 43 base62 characters (256 bits) + 6 base62
@@ -51,7 +52,7 @@ function checksum(text: string): string {
 export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
+    for (const byte of pooledRandomBytes(length * 2)) {
       if (byte < 248) out += ALPHABET[byte % 62];
       if (out.length === length) break;
     }

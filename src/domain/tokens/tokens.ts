@@ -7,6 +7,12 @@ import { hashToken, mintToken, parseToken, type TokenKind } from "./format.ts";
 
 // Read on every authenticated request.
 const tokenByHash = new PreparedQuery(1, (db, hash: string) => db.selectFrom("tokens").selectAll().where("hash", "=", hash));
+// Every anonymous create mints one.
+const insertToken = new PreparedQuery(
+  10,
+  (db, id: string, kind: TokensTable["kind"], hash: string, prefix: string, name: string | null, source: TokensTable["source"], userId: string | null, appId: string | null, createdAt: number, expiresAt: number | null) =>
+    db.insertInto("tokens").values({ id, kind, hash, prefix, name, source, user_id: userId, app_id: appId, created_at: createdAt, expires_at: expiresAt, revoked_at: null, revoked_reason: null, last_used_at: null }),
+);
 
 export const USER_TOKEN_DEFAULT_DAYS = 7;
 export const PAIRED_TOKEN_DAYS = 30;
@@ -98,23 +104,10 @@ export class Tokens {
   ): Promise<IssuedToken> {
     const minted = mintToken(kind);
     const now = this.clock.now();
-    const row = {
-      id: randomUUID(),
-      kind,
-      hash: minted.hash,
-      prefix: minted.prefix,
-      name: options.name ?? null,
-      source: options.source ?? null,
-      user_id: options.userId ?? null,
-      app_id: options.appId ?? null,
-      created_at: now,
-      expires_at: options.ttlMs === null ? null : now + options.ttlMs,
-      revoked_at: null,
-      revoked_reason: null,
-      last_used_at: null,
-    };
-    await db.insertInto("tokens").values(row).execute();
-    return { id: row.id, token: minted.plaintext, createdAt: now, expiresAt: row.expires_at };
+    const id = randomUUID();
+    const expiresAt = options.ttlMs === null ? null : now + options.ttlMs;
+    await insertToken.execute(db, id, kind, minted.hash, minted.prefix, options.name ?? null, options.source ?? null, options.userId ?? null, options.appId ?? null, now, expiresAt);
+    return { id, token: minted.plaintext, createdAt: now, expiresAt };
   }
 
   async listUserTokens(userId: string): Promise<UserTokenView[]> {
