@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { LogEvent } from "kysely";
+import { createUser } from "./helpers/accounts.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const reachable = inject("pgAdminUrl") !== null;
@@ -15,8 +16,9 @@ export default { async fetch(request, env) {
 } };`;
 
 // Issue 20: the KV read cache is on with PostgreSQL too, and a write acknowledged on one instance
-// is read by the next call on another, whatever the other's workerd had cached.
-(reachable ? describe : describe.skip)(`KV read cache across two instances on one PostgreSQL${reachable ? "" : " — SKIPPED: PostgreSQL unreachable"}`, () => {
+// is read by the next call on another, whatever the other's workerd had cached; so are a source
+// write (a new isolate) and a token revocation.
+(reachable ? describe : describe.skip)(`caches across two instances on one PostgreSQL${reachable ? "" : " — SKIPPED: PostgreSQL unreachable"}`, () => {
   let a: TestServer;
   let b: TestServer;
   const readsOnB: string[] = [];
@@ -78,5 +80,24 @@ export default { async fetch(request, env) {
     expect(await call(a, "get", { k: "written" })).toBe(1);
     await call(b, "set", { k: "written", v: 2 });
     expect(await call(a, "get", { k: "written" })).toBe(2);
+  });
+
+  it("runs the new source at B's next call after a PUT on A, and refuses a token revoked on A at B's next call", async () => {
+    const owner = await createUser(a);
+    const v1 = `export const manifest = { id: "shared-source", routes: { which: {} } };
+export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
+    const created = await a.client.post("/app", { module: v1 }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const url = `/app/${created.body.id}/api/which`;
+    expect((await b.client.post(url, {}, { token: owner.token })).body).toEqual({ ok: true, value: 1 });
+    const put = await a.client.put(`/app/${created.body.id}`, { module: v1.replace("value: 1", "value: 2") }, { token: owner.token });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect((await b.client.post(url, {}, { token: owner.token })).body).toEqual({ ok: true, value: 2 });
+
+    const minted = await a.client.post("/api/token", { name: "short-lived" }, { token: owner.token });
+    expect((await b.client.post(url, {}, { token: minted.body.token })).status).toBe(200);
+    expect((await a.client.delete(`/api/token/${minted.body.id}`, { token: owner.token })).status).toBe(200);
+    const refused = await b.client.post(url, {}, { token: minted.body.token });
+    expect([refused.status, refused.body.error?.kind, refused.body.error?.reason]).toEqual([401, "unauthorized", "token_revoked"]);
   });
 });
