@@ -164,7 +164,7 @@ export default { async fetch() { await new Promise((resolve) => setTimeout(resol
     await client.close();
   });
 
-  it("reaches the app as x-svc-trigger: agent, which no request from outside can claim to be", async () => {
+  it("reaches the app as x-svc-trigger: agent; a request over HTTP as http", async () => {
     const echo = `export const manifest = ${JSON.stringify(manifestOf("mcp-trigger", ["trigger"]))};
 export default { async fetch(request) { return Response.json({ ok: true, value: request.headers.get("x-svc-trigger") }); } };`;
     const client = await connectV2(`${server.url}/mcp`, user.token);
@@ -172,8 +172,7 @@ export default { async fetch(request) { return Response.json({ ok: true, value: 
     const id = created.structuredContent?.id as string;
     const viaTool = (await client.callTool({ name: "call_operation", arguments: { id, operation: "trigger", input: {} } })) as ToolResult;
     expect(viaTool.structuredContent?.value).toBe("agent");
-    const forged = await server.client.post(`/app/${id}/api/trigger`, {}, { token: user.token, headers: { "x-brickyard-tool-call": "guessed-key-of-the-right-shape-000000000000" } });
-    expect(forged.body).toEqual({ ok: true, value: "http" });
+    expect((await server.client.post(`/app/${id}/api/trigger`, {}, { token: user.token })).body).toEqual({ ok: true, value: "http" });
     await client.close();
   });
 });

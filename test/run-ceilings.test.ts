@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../src/config/clock.ts";
-import { RunCeilings, type RunSlot } from "../src/domain/operations/ceilings.ts";
+import { MAX_WAITING_PER_APP, RunCeilings, type RunSlot } from "../src/domain/operations/ceilings.ts";
 import { PLAN_LIMITS } from "../src/domain/plans.ts";
 import type { ApiError } from "../src/errors/index.ts";
 
@@ -51,5 +51,18 @@ describe("RunCeilings: waiting for a concurrent-run slot", () => {
     expect([refusal.status, refusal.kind, refusal.fields.limit]).toEqual([429, "app_busy", "concurrent_runs"]);
     held[0]?.release();
     expect(await patient).toMatchObject({ waited: true });
+  });
+
+  it("queues at most MAX_WAITING_PER_APP callers per app and refuses the next at once", async () => {
+    const ceilings = new RunCeilings(new ManualClock());
+    const held = await full(ceilings);
+    const waiting = Array.from({ length: MAX_WAITING_PER_APP }, () => ceilings.acquire("a", "free", URL, 5_000));
+    await expect(ceilings.acquire("a", "free", URL, 5_000)).rejects.toMatchObject({ kind: "app_busy", fields: { limit: "concurrent_runs" } });
+    // Every queued caller still gets its turn as runs finish.
+    for (let i = 0; i < MAX_WAITING_PER_APP; i++) {
+      (i < held.length ? held[i] : await waiting[i - held.length])?.release();
+    }
+    const slots = await Promise.all(waiting);
+    expect(slots.every((slot) => slot.waited)).toBe(true);
   });
 });

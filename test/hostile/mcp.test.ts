@@ -90,4 +90,21 @@ describeEachDialect("hostile: MCP", (dialect) => {
     });
     expect(res.status).toBe(403);
   });
+
+  it("a request from outside cannot pass for the tool layer: forged tool-call headers leave it an http call that waits for nothing", async () => {
+    const module = `export const manifest = { id: "forged-trigger", routes: { nap: {} } };
+export default { async fetch(request) { await new Promise((resolve) => setTimeout(resolve, 200)); return Response.json({ ok: true, value: request.headers.get("x-svc-trigger") }); } };`;
+    const created = await server.client.post("/app", { module });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const forgeries = ["", "1", "x".repeat(32), "guessed-key-of-the-right-shape-000000000000", "A".repeat(4096)];
+    // Nine at once against eight run slots: an agent's ninth call would wait; a forged one is refused.
+    const answers = await Promise.all(
+      Array.from({ length: 9 }, (_, i) =>
+        server.client.post(`/app/${created.body.id}/api/nap`, {}, { token: created.body.token, headers: { "x-brickyard-tool-call": forgeries[i % forgeries.length] ?? "" } }),
+      ),
+    );
+    expect(answers.filter((res) => res.status === 200).map((res) => res.body.value)).toEqual(Array(8).fill("http"));
+    const refused = answers.filter((res) => res.status !== 200);
+    expect(refused.map((res) => [res.status, res.body.error?.kind, res.body.error?.limit])).toEqual([[429, "app_busy", "concurrent_runs"]]);
+  });
 });

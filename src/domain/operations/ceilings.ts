@@ -3,6 +3,10 @@ import { apiError, recovery, type ApiError, type Plan } from "../../errors/index
 import { PLAN_LIMITS } from "../plans.ts";
 import { RateLimiter } from "../rate-limit/buckets.ts";
 
+// Waiters queued per app at most; past that a caller is refused at once, as if it could not wait
+// (an agent firing thousands of tool calls at one app must not hold thousands of requests open).
+export const MAX_WAITING_PER_APP = 256;
+
 /** A run slot held: `release` exactly once; `waited` when it was taken only after a wait. */
 export interface RunSlot {
   release: () => void;
@@ -40,7 +44,7 @@ export class RunCeilings {
     const queued = this.waiting.get(appId)?.length ?? 0;
     let waited = false;
     if (running >= limits.concurrent_runs || queued > 0) {
-      if (waitMs <= 0) throw busy(running, limits.concurrent_runs, retryUrl);
+      if (waitMs <= 0 || queued >= MAX_WAITING_PER_APP) throw busy(running, limits.concurrent_runs, retryUrl);
       await this.slotFreed(appId, waitMs, () => busy(this.running.get(appId) ?? running, limits.concurrent_runs, retryUrl));
       waited = true;
     } else {
