@@ -14,6 +14,8 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL connection string; unset means SQLite in `dataDir`. */
   databaseUrl: string | null;
+  /** DATABASE_PREPARE=off: no named (prepared) statements on PostgreSQL, for poolers that cannot keep them. */
+  databasePrepare: boolean;
   /** Where asset bytes live: files (`dataDir/blobs` when BLOB_STORE is unset) or an S3 bucket. */
   blobStore: BlobStoreConfig;
   /** Number of workerd processes for claimed apps. */
@@ -90,6 +92,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl,
     dataDir,
     databaseUrl: nonEmpty(env.DATABASE_URL),
+    databasePrepare: env.DATABASE_PREPARE !== "off",
     blobStore: blobStore(nonEmpty(env.BLOB_STORE), dataDir),
     executors: integer(env, "EXECUTORS", availableParallelism(), 1, 64),
     freeExecutors: integer(env, "FREE_EXECUTORS", 1, 0, 64),

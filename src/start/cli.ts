@@ -57,7 +57,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function withStore(config: Config, work: (store: Store) => Promise<void>): Promise<number> {
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, prepare: config.databasePrepare });
   try {
     await migrate(store);
     await work(store);

@@ -4,7 +4,7 @@ import { migrate, openStore } from "../store/index.ts";
 
 /** Opens the store, applies migrations, builds the app and listens; returns the running app. */
 export async function serve(config: Config): Promise<BuiltApp> {
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, prepare: config.databasePrepare });
   try {
     await migrate(store);
   } catch (error) {

@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogConfig } from
 import pg from "pg";
 import type { Dialect } from "./dialect.ts";
 import { migrationProvider } from "./migrations/index.ts";
+import { withNamedStatements } from "./pg-statements.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import type { Database } from "./schema/index.ts";
 
@@ -19,6 +20,8 @@ export interface StoreOptions {
   dataDir: string;
   /** Kysely's query log: every statement with its parameters and duration. */
   log?: LogConfig;
+  /** PostgreSQL: name repeated statements so they are prepared once per connection (default on). */
+  prepare?: boolean;
 }
 
 const INT8_OID = 20;
@@ -40,7 +43,7 @@ export function openStore(options: StoreOptions): Store {
     // the pool, after discarding that client; with no listener the emit would crash the process.
     // The next query simply opens a new connection, so there is nothing more to do here.
     pool.on("error", () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(options.log === undefined ? {} : { log: options.log }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.prepare === false ? pool : withNamedStatements(pool) }), ...(options.log === undefined ? {} : { log: options.log }) });
     return { db, dialect: "postgres", close: () => db.destroy() };
   }
   // A new data directory is this user's alone (an existing one keeps the mode its owner chose).

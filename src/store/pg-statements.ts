@@ -1,0 +1,68 @@
+import type pg from "pg";
+
+// Kysely sends every query unnamed, so PostgreSQL parses and plans it on each run; for the
+// per-call reads and the KV write's statements that was more of the machine's CPU than the
+// queries' own work. A text seen twice gets a name, and the driver prepares it once per
+// connection. Capped: generated IN-lists of many lengths would otherwise name without end.
+const NAMED_MAX = 500;
+// "cached plan must not change result type": a prepared `select *` after another instance's
+// migration changed the table. That text goes back to unnamed (and the run is retried).
+const PLAN_CHANGED = "0A000";
+
+type Query = (...args: unknown[]) => unknown;
+
+/**
+ * The pg pool as Kysely's PostgresDialect sees it, naming repeated statements (see above). Off
+ * for connection poolers that hand one session's statements to another server connection
+ * (PgBouncer in transaction mode before 1.21): `DATABASE_PREPARE=off`.
+ */
+export function withNamedStatements(pool: pg.Pool): pg.Pool {
+  const seen = new Map<string, number>();
+  const names = new Map<string, string | null>();
+  const patched = new WeakSet<pg.PoolClient>();
+  const nameOf = (text: string): string | null => {
+    const known = names.get(text);
+    if (known !== undefined) return known;
+    const count = (seen.get(text) ?? 0) + 1;
+    if (count < 2 || names.size >= NAMED_MAX) {
+      if (names.size < NAMED_MAX) seen.set(text, count);
+      return null;
+    }
+    seen.delete(text);
+    const name = `brickyard_${names.size}`;
+    names.set(text, name);
+    return name;
+  };
+  const patch = (client: pg.PoolClient): pg.PoolClient => {
+    if (patched.has(client)) return client;
+    patched.add(client);
+    const query = client.query.bind(client) as Query;
+    // Kysely opens and ends transactions with plain statements on the same client.
+    let inTransaction = false;
+    const named: Query = (text, values) => {
+      if (typeof text === "string") {
+        if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true;
+        else if (/^(commit|rollback)\b/i.test(text)) inTransaction = false;
+      }
+      const name = typeof text === "string" && Array.isArray(values) && values.length > 0 ? nameOf(text) : null;
+      if (name === null) return values === undefined ? query(text) : query(text, values);
+      return (query({ name, text, values }) as Promise<unknown>).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code !== PLAN_CHANGED) throw error;
+        names.set(text as string, null);
+        // Outside a transaction the failed run changed nothing: run it again, unnamed. Inside
+        // one, the transaction is aborted already; its caller sees the error.
+        if (inTransaction) throw error;
+        return query(text, values);
+      });
+    };
+    (client as unknown as { query: Query }).query = named;
+    return client;
+  };
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property === "connect") return async () => patch(await target.connect());
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as Query).bind(target) : value;
+    },
+  });
+}
