@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { loadConfig } from "../src/config/config.ts";
 import { withNamedStatements } from "../src/store/pg-statements.ts";
 import { createTestDatabase } from "./helpers/dialects.ts";
 
@@ -77,5 +78,14 @@ const reachable = inject("pgAdminUrl") !== null;
       client.release();
     }
     expect((await run(inside, ["two"])).rows).toEqual([{ id: 2, label: "two", weight: null, colour: null }]);
+  });
+});
+
+describe("DATABASE_PREPARE", () => {
+  it("is on unless set to off, and refuses anything else", () => {
+    expect(loadConfig({}).databasePrepare).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARE: "on" }).databasePrepare).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARE: "off" }).databasePrepare).toBe(false);
+    expect(() => loadConfig({ DATABASE_PREPARE: "false" })).toThrow("DATABASE_PREPARE must be on or off, got false");
   });
 });

@@ -92,7 +92,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl,
     dataDir,
     databaseUrl: nonEmpty(env.DATABASE_URL),
-    databasePrepare: env.DATABASE_PREPARE !== "off",
+    databasePrepare: onOff(env, "DATABASE_PREPARE", true),
     blobStore: blobStore(nonEmpty(env.BLOB_STORE), dataDir),
     executors: integer(env, "EXECUTORS", availableParallelism(), 1, 64),
     freeExecutors: integer(env, "FREE_EXECUTORS", 1, 0, 64),
@@ -162,6 +162,13 @@ function registryUrl(raw: string): string {
 
 function nonEmpty(value: string | undefined): string | null {
   return value === undefined || value.trim() === "" ? null : value.trim();
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name]);
+  if (raw === null) return fallback;
+  if (raw !== "on" && raw !== "off") throw new ConfigError(`${name} must be on or off, got ${raw}`);
+  return raw === "on";
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
