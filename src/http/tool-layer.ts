@@ -16,6 +16,7 @@ export function toolLayerHeaders(): Record<string, string> {
 /** True when the tool layer made this request. */
 export function fromToolLayer(request: FastifyRequest): boolean {
   const value = request.headers[HEADER];
-  if (typeof value !== "string" || value.length !== KEY.length) return false;
-  return timingSafeEqual(Buffer.from(value), KEY);
+  if (typeof value !== "string") return false;
+  const given = Buffer.from(value);
+  return given.length === KEY.length && timingSafeEqual(given, KEY);
 }

@@ -96,7 +96,8 @@ describeEachDialect("hostile: MCP", (dialect) => {
 export default { async fetch(request) { await new Promise((resolve) => setTimeout(resolve, 200)); return Response.json({ ok: true, value: request.headers.get("x-svc-trigger") }); } };`;
     const created = await server.client.post("/app", { module });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const forgeries = ["", "1", "x".repeat(32), "guessed-key-of-the-right-shape-000000000000", "A".repeat(4096)];
+    // The key is 32 characters: forgeries of that length, in ASCII and not, among the rest.
+    const forgeries = ["", "1", "x".repeat(32), "é".repeat(32), "guessed-key-of-the-right-shape-000000000000", "A".repeat(4096)];
     // Nine at once against eight run slots: an agent's ninth call would wait; a forged one is refused.
     const answers = await Promise.all(
       Array.from({ length: 9 }, (_, i) =>
