@@ -65,4 +65,14 @@ describe("RunCeilings: waiting for a concurrent-run slot", () => {
     const slots = await Promise.all(waiting);
     expect(slots.every((slot) => slot.waited)).toBe(true);
   });
+
+  it("lets waiters take slots that a larger plan opened before any newcomer does", async () => {
+    const ceilings = new RunCeilings(new ManualClock());
+    await full(ceilings);
+    const waiter = ceilings.acquire("a", "free", URL, 5_000);
+    // The owner upgraded: pro allows more at once. The waiter is admitted first, then the newcomer.
+    const newcomer = await ceilings.acquire("a", "pro", URL);
+    expect(newcomer.waited).toBe(false);
+    expect(await waiter).toMatchObject({ waited: true });
+  });
 });

@@ -40,6 +40,7 @@ export class RunCeilings {
   /** Takes a run slot, waiting up to `waitMs` (real time) for one while all are taken. */
   async acquire(appId: string, plan: Plan, retryUrl: string, waitMs = 0): Promise<RunSlot> {
     const limits = PLAN_LIMITS[plan];
+    this.admitWaiters(appId, limits.concurrent_runs);
     const running = this.running.get(appId) ?? 0;
     const queued = this.waiting.get(appId)?.length ?? 0;
     let waited = false;
@@ -81,6 +82,19 @@ export class RunCeilings {
       };
       queue.push(waiter);
     });
+  }
+
+  /** Slots free beside queued waiters (the owner's plan grew meanwhile): the waiters take them first. */
+  private admitWaiters(appId: string, allowed: number): void {
+    const queue = this.waiting.get(appId);
+    while (queue !== undefined && queue.length > 0 && (this.running.get(appId) ?? 0) < allowed) {
+      const next = queue.shift();
+      if (queue.length === 0) this.waiting.delete(appId);
+      if (next === undefined) break;
+      this.running.set(appId, (this.running.get(appId) ?? 0) + 1);
+      clearTimeout(next.timer);
+      next.take();
+    }
   }
 
   private releaser(appId: string): () => void {
