@@ -150,6 +150,28 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     expect(h.storage.lease(appId, MiB)?.remaining).toBe(MiB);
   });
 
+  it("never lets concurrent KV writes from two instances pass the app cap (one statement each on PostgreSQL)", async () => {
+    const appId = "kv-race";
+    const other = new AppStorage(h.store, systemClock);
+    for (let i = 0; i < 9; i++) await h.storage.blobPut(appId, `base-${i}`, Buffer.alloc(VALUE_CAP_BYTES, 4), "application/octet-stream");
+    // Room for exactly ten values of 1 MiB; fourteen race for it, half through each instance.
+    const value = JSON.stringify("x".repeat(MiB - 2));
+    const results = await Promise.allSettled(Array.from({ length: 14 }, (_, i) => (i % 2 === 0 ? h.storage : other).kvSet(appId, `v${i}`, value)));
+    const kinds = results.map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as ApiError).kind));
+    expect(kinds.filter((k) => k === "ok")).toHaveLength(10);
+    expect(kinds.filter((k) => k === "storage_full")).toHaveLength(4);
+    expect(await h.storage.usage(appId)).toBe(APP_CAP_BYTES);
+    expect(await exactUsage(h, appId)).toBe(APP_CAP_BYTES);
+    const refused = results.find((r) => r.status === "rejected")?.reason as ApiError;
+    expect([refused.status, refused.message]).toEqual([413, `this write would bring the app's storage to ${APP_CAP_BYTES + MiB} bytes; the cap is ${APP_CAP_BYTES}. Delete or shrink keys to make room`]);
+    // An overwrite of the same size fits however full the app is; a smaller one frees room.
+    const first = kinds.indexOf("ok");
+    await h.storage.kvSet(appId, `v${first}`, value);
+    await other.kvSet(appId, `v${first}`, "1");
+    expect(await exactUsage(h, appId)).toBe(APP_CAP_BYTES - MiB + 1);
+    expect(await h.storage.usage(appId)).toBe(APP_CAP_BYTES - MiB + 1);
+  });
+
   it("takes writes from two instances, to the same apps in opposite orders, without a deadlock", async () => {
     // A second AppStorage on the same store is a second instance's write batcher: its batches
     // lock the apps' usage rows in the same sorted order, so neither waits on the other forever.

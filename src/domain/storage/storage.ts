@@ -71,6 +71,9 @@ export class AppStorage {
     ),
     oldSize: { app_kv: oldSizeQuery("app_kv"), app_blobs: oldSizeQuery("app_blobs") },
     space: { app_kv: spaceQuery("app_kv"), app_blobs: spaceQuery("app_blobs") },
+    kvSetFunction: new PreparedQuery(6, (db, appId: string, key: string, value: string, size: number, now: number, cap: number) => ({
+      compile: () => sql<{ data_version: number; used: number }>`select data_version, used from brickyard_kv_set(${appId}, ${key}, ${value}, ${size}, ${now}, ${cap})`.compile(db),
+    })),
     kvUpsert: new PreparedQuery(5, (db, appId: string, key: string, value: string, size: number, now: number) =>
       db
         .insertInto("app_kv")
@@ -135,12 +138,34 @@ export class AppStorage {
     }
     const entries = [...last].map(([key, value]) => ({ key, value, size: Buffer.byteLength(value) }));
     for (const entry of entries) checkValueSize(entry.size);
-    if (entries.length === 0) return;
-    await this.write("app_kv", appId, entries, lease, async (trx) => {
-      const now = this.clock.now();
-      for (const { key, value, size } of entries) await this.q.kvUpsert.execute(trx, appId, key, value, size, now);
-    });
+    const [only] = entries;
+    if (only === undefined) return;
+    // PostgreSQL, one key: the whole write in one round trip (migration 021) instead of five.
+    if (!this.soleWriter && entries.length === 1) {
+      await this.kvSetInOneStatement(appId, only);
+    } else {
+      await this.write("app_kv", appId, entries, lease, async (trx) => {
+        const now = this.clock.now();
+        for (const { key, value, size } of entries) await this.q.kvUpsert.execute(trx, appId, key, value, size, now);
+      });
+    }
     for (const { key } of entries) this.changed(appId, key);
+  }
+
+  /** The PostgreSQL function's write (see migration 021): its refusal becomes `storage_full`. */
+  private async kvSetInOneStatement(appId: string, entry: KvWrite & Sized): Promise<void> {
+    let row: { data_version: number; used: number } | undefined;
+    try {
+      row = await this.q.kvSetFunction.takeFirst(this.store.db, appId, entry.key, entry.value, entry.size, this.clock.now(), APP_CAP_BYTES);
+    } catch (error) {
+      const refusal = error as { message?: unknown; detail?: unknown };
+      if (refusal.message !== "brickyard_storage_full" || typeof refusal.detail !== "string") throw error;
+      const { used, size, freed } = JSON.parse(refusal.detail) as { used: number; size: number; freed: number };
+      storageFull(Number(used), Number(size), Number(freed));
+    }
+    if (row === undefined) throw new Error("brickyard_kv_set answered no row");
+    // Answered after its commit: the version is this instance's own before the writer hears back.
+    this.dataVersions.recordOwn(appId, Number(row.data_version));
   }
 
   async kvDelete(appId: string, key: string): Promise<boolean> {

@@ -20,6 +20,7 @@ import * as m017 from "./017-build-copies.ts";
 import * as m018 from "./018-call-counts.ts";
 import * as m019 from "./019-secret-versions.ts";
 import * as m020 from "./020-data-versions.ts";
+import * as m021 from "./021-kv-set-function.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -48,6 +49,7 @@ const steps: Record<string, Step> = {
   "018-call-counts": m018,
   "019-secret-versions": m019,
   "020-data-versions": m020,
+  "021-kv-set-function": m021,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
