@@ -5,6 +5,8 @@ import type pg from "pg";
 // queries' own work. A text seen twice gets a name, and the driver prepares it once per
 // connection. Capped: generated IN-lists of many lengths would otherwise name without end.
 const NAMED_MAX = 500;
+// Texts seen once, waiting for a second sighting: forgotten wholesale past this many.
+const SEEN_MAX = 10_000;
 // "cached plan must not change result type": a prepared `select *` after another instance's
 // migration changed the table. That text goes back to unnamed (and the run is retried).
 const PLAN_CHANGED = "0A000";
@@ -25,7 +27,10 @@ export function withNamedStatements(pool: pg.Pool): pg.Pool {
     if (known !== undefined) return known;
     const count = (seen.get(text) ?? 0) + 1;
     if (count < 2 || names.size >= NAMED_MAX) {
-      if (names.size < NAMED_MAX) seen.set(text, count);
+      if (names.size < NAMED_MAX) {
+        if (seen.size >= SEEN_MAX) seen.clear();
+        seen.set(text, count);
+      }
       return null;
     }
     seen.delete(text);
