@@ -14,7 +14,7 @@ export interface RunSlot {
 }
 
 interface Waiter {
-  /** Hands the waiter a slot that a finishing run let go of (the running count stays). */
+  /** Hands the waiter a slot, already counted as running. */
   take: () => void;
   timer: NodeJS.Timeout;
 }
@@ -25,8 +25,8 @@ interface Waiter {
  *
  * A caller that may wait (a webhook delivery, DECISIONS §8 `deferred`; an agent's tool call,
  * which the spec leaves unmetered) queues for a concurrent-run slot instead, first come first
- * served: a finishing run hands its slot to the oldest waiter, so callers that cannot wait never
- * slip in between. The per-minute ceiling refuses at once either way.
+ * served: a slot that frees goes to the oldest waiter before anyone else can take it, so callers
+ * that cannot wait never slip in between. The per-minute ceiling refuses at once either way.
  */
 export class RunCeilings {
   private readonly running = new Map<string, number>();
@@ -51,7 +51,7 @@ export class RunCeilings {
     } else {
       this.running.set(appId, running + 1);
     }
-    const release = this.releaser(appId);
+    const release = this.releaser(appId, limits.concurrent_runs);
     const decision = this.windows.take([{ rule: { name: "runs_per_window", capacity: limits.runs_per_minute }, key: appId }]);
     if (!decision.allowed) {
       release();
@@ -66,7 +66,7 @@ export class RunCeilings {
     return { release, waited };
   }
 
-  /** Resolves once a finishing run hands this caller its slot; rejects with `refusal()` after `waitMs`. */
+  /** Resolves once `admitWaiters` hands this caller a slot; rejects with `refusal()` after `waitMs`. */
   private slotFreed(appId: string, waitMs: number, refusal: () => ApiError): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let queue = this.waiting.get(appId);
@@ -84,7 +84,10 @@ export class RunCeilings {
     });
   }
 
-  /** Slots free beside queued waiters (the owner's plan grew meanwhile): the waiters take them first. */
+  /**
+   * Free slots go to queued waiters, oldest first: after each release, and at each acquire (the
+   * owner's plan may have grown while they waited).
+   */
   private admitWaiters(appId: string, allowed: number): void {
     const queue = this.waiting.get(appId);
     while (queue !== undefined && queue.length > 0 && (this.running.get(appId) ?? 0) < allowed) {
@@ -97,22 +100,15 @@ export class RunCeilings {
     }
   }
 
-  private releaser(appId: string): () => void {
+  private releaser(appId: string, allowed: number): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const queue = this.waiting.get(appId);
-      const next = queue?.shift();
-      if (queue?.length === 0) this.waiting.delete(appId);
-      if (next !== undefined) {
-        clearTimeout(next.timer);
-        next.take();
-        return;
-      }
       const left = (this.running.get(appId) ?? 1) - 1;
       if (left <= 0) this.running.delete(appId);
       else this.running.set(appId, left);
+      this.admitWaiters(appId, allowed);
     };
   }
 }
