@@ -2,6 +2,6 @@ export { bytesType, isUniqueViolation, type Dialect } from "./dialect.ts";
 export { GroupCommit } from "./group-commit.ts";
 export { migrate, openStore, type Store, type StoreOptions } from "./open.ts";
 export type { AppVersionsTable, AppsTable, Database, PairingGuardsTable, PairingsTable, SessionsTable, TokensTable, UsersTable } from "./schema/index.ts";
-export { ensureUsageRow, lockForWrite, lockUsageRows } from "./locks.ts";
+export { bumpUsageRow, ensureUsageRow, lockForWrite, lockUsageRows } from "./locks.ts";
 export { PreparedQuery } from "./prepared.ts";
 export { WriteBatcher } from "./write-batcher.ts";

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Dialect } from "./dialect.ts";
 import type { Database } from "./schema/index.ts";
 
@@ -39,15 +39,7 @@ export async function ensureUsageRow(trx: Transaction<Database>, appId: string):
 export async function lockForWrite(trx: Transaction<Database>, dialect: Dialect, appIds: readonly string[]): Promise<{ appId: string; version: number }[]> {
   if (dialect === "sqlite" || appIds.length === 0) return [];
   const [only] = appIds;
-  if (appIds.length === 1 && only !== undefined) {
-    const row = await trx
-      .insertInto("app_storage_usage")
-      .values({ app_id: only, bytes: 0, data_version: 1 })
-      .onConflict((oc) => oc.column("app_id").doUpdateSet({ data_version: sql<number>`app_storage_usage.data_version + 1` }))
-      .returning("data_version")
-      .executeTakeFirstOrThrow();
-    return [{ appId: only, version: Number(row.data_version) }];
-  }
+  if (appIds.length === 1 && only !== undefined) return [{ appId: only, version: await bumpUsageRow(trx, only) }];
   await lockUsageRows(trx, dialect, appIds);
   const rows = await trx
     .updateTable("app_storage_usage")
@@ -56,4 +48,20 @@ export async function lockForWrite(trx: Transaction<Database>, dialect: Dialect,
     .returning(["app_id", "data_version"])
     .execute();
   return rows.map((row) => ({ appId: row.app_id, version: Number(row.data_version) }));
+}
+
+/**
+ * Creates or locks an app's usage row and bumps its data version (migration 020), setting its
+ * bytes when given (a snapshot restore's total; a new row starts at 0). Returns the new version.
+ */
+export async function bumpUsageRow(trx: Kysely<Database>, appId: string, bytes?: number): Promise<number> {
+  const row = await trx
+    .insertInto("app_storage_usage")
+    .values({ app_id: appId, bytes: bytes ?? 0, data_version: 1 })
+    .onConflict((oc) =>
+      oc.column("app_id").doUpdateSet({ data_version: sql<number>`app_storage_usage.data_version + 1`, ...(bytes === undefined ? {} : { bytes }) }),
+    )
+    .returning("data_version")
+    .executeTakeFirstOrThrow();
+  return Number(row.data_version);
 }

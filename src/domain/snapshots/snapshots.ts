@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
-import type { Database } from "../../store/index.ts";
+import { bumpUsageRow, type Database } from "../../store/index.ts";
 import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
 import type { Actor } from "../apps/access.ts";
 import type { Apps } from "../apps/apps.ts";
@@ -125,13 +125,9 @@ export class Snapshots {
       else await trx.insertInto("app_blobs").values({ app_id: appId, key: e.key, data, content_type: e.content_type ?? "application/octet-stream", size: data.length, updated_at: now }).execute();
     }
     const bytes = wanted.reduce((sum, e) => sum + Number(e.size), 0);
-    // Upserted rather than replaced: the data version goes on counting (migration 020), so every
-    // other instance's caches of this app learn that its values changed.
-    await trx
-      .insertInto("app_storage_usage")
-      .values({ app_id: appId, bytes, data_version: 1 })
-      .onConflict((oc) => oc.column("app_id").doUpdateSet({ bytes, data_version: sql<number>`app_storage_usage.data_version + 1` }))
-      .execute();
+    // The data version goes on counting (migration 020): every other instance's caches of this
+    // app learn that its values changed.
+    await bumpUsageRow(trx, appId, bytes);
     return [...changes.added, ...changes.changed, ...changes.removed].filter((c) => c.store === "kv").map((c) => c.key);
   }
 
