@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
-import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
+import { apiError, type ApiError } from "../../errors/index.ts";
 import { PreparedQuery, type Database, type GroupCommit } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import type { Apps } from "../apps/apps.ts";
@@ -11,12 +11,10 @@ import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
 import { secretMatches } from "./secret.ts";
 import { WEBHOOK_ID } from "./webhooks.ts";
 
-/** A webhook being delivered to, with its app and what its record needs. */
+/** A webhook being delivered to, with its app (read as an op call reads it, owner's plan included). */
 export interface DeliveryTarget {
   row: WebhooksTable;
   app: AppRecord;
-  /** The app owner's plan: it caps the stored bodies. */
-  plan: Plan;
 }
 
 const webhookById = new PreparedQuery(1, (db, id: string) => db.selectFrom("webhooks").selectAll().where("id", "=", id));
@@ -65,9 +63,8 @@ export class WebhookDelivery {
     if (!WEBHOOK_ID.test(id)) throw missing();
     const row = await webhookById.takeFirst(this.db, id);
     if (row === undefined) throw missing();
-    // The app as an op call reads it (owner's plan included): the delivery runs with this record.
-    const app = await this.apps.mustFind(row.app_id);
-    return { row, app, plan: app.owner?.plan ?? "free" };
+    // The delivery runs with this record, and its owner's plan caps the stored bodies.
+    return { row, app: await this.apps.mustFind(row.app_id) };
   }
 
   /** 401 `unauthorized` unless `presented` is the webhook's current secret. */
@@ -120,7 +117,7 @@ export class WebhookDelivery {
         request,
         response: result.response,
         durationMs: result.durationMs,
-        capBytes: PLAN_LIMITS[target.plan].delivery_body_bytes,
+        capBytes: PLAN_LIMITS[target.app.owner?.plan ?? "free"].delivery_body_bytes,
       });
       if (!result.attempted) return;
       // Diagnostic only: webhooks never disable themselves (spec: Webhook states).
