@@ -48,8 +48,7 @@ export class AppRunner {
   private async target(app: StoredApp): Promise<AppRecord> {
     const owner = app.ownerUserId;
     // Usually read with the app already (no query of their own); a record built on create is not.
-    const read = owner === null || app.owner !== undefined ? null : await this.readOwner(owner, app.manifestId);
-    const account = owner === null ? null : (app.owner ?? read);
+    const account = owner === null ? null : (app.owner ?? (await this.readOwner(owner, app.manifestId)));
     return {
       id: app.id,
       revision: app.revision,
