@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { OffThread } from "../src/domain/offthread/index.ts";
 
 // The check worker starts on first use and must never keep a process alive: a server embedded in
 // another program (a benchmark, a test runner) exits once it is closed, with no process.exit.
@@ -23,4 +24,23 @@ console.log(validate({}));`;
   rmSync(dir, { recursive: true, force: true });
   expect(out.trim()).toBe("true");
   expect({ code, signal }).toEqual({ code: 0, signal: null });
+});
+
+const tinyModule = (id: string) => ({ module: `export const manifest = { id: "${id}", routes: { op: {} } };\nexport default { fetch() { return new Response("1"); } };`, ui: null, styles: null });
+
+it("hands the worker several jobs at once, so it works on while Node's thread is busy", async () => {
+  const worker = new OffThread();
+  try {
+    await worker.run({ type: "prepare", source: tinyModule("warm") });
+    const settled: string[] = [];
+    const jobs = ["a", "b", "c"].map((id) => worker.run({ type: "prepare", source: tinyModule(id) }).then((p) => settled.push(p.manifest.id)));
+    // Block this thread well past the three jobs' time: the worker must not wait for us between them.
+    const until = performance.now() + 400;
+    while (performance.now() < until);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(["a", "b", "c"]);
+    await Promise.all(jobs);
+  } finally {
+    await worker.close();
+  }
 });

@@ -3,18 +3,12 @@ import { prepareRenamedNow, type ManifestRename } from "../apps/manifest-rewrite
 import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../apps/source.ts";
 import { compileSchemaSource } from "../schemas/compile.ts";
 import { SchemaCostError } from "../schemas/cost.ts";
+import type { JobError, Reply } from "./reply.ts";
 
 /** Work that parses or compiles what an app wrote: CPU-bound, so never on Node's main thread. */
 export type Job = { type: "prepare"; source: SourceBundle } | { type: "prepare-renamed"; source: SourceBundle; rename: ManifestRename } | { type: "compile"; schema: unknown };
 
 export type JobResult<J extends Job> = J extends { type: "prepare" | "prepare-renamed" } ? PreparedSource : string;
-
-/** A refusal as it crosses the thread boundary (structured clone keeps no classes). */
-export type JobError =
-  | { type: "api"; kind: ApiError["kind"]; message: string; fields: ApiError["fields"]; status: number; headers: Record<string, string> }
-  | { type: "unbounded" | "error"; message: string };
-
-export type Reply = { ok: true; value: unknown } | { ok: false; error: JobError };
 
 /** Runs in the worker (thread.js). */
 export function runJob(job: Job): Reply {
@@ -32,10 +26,4 @@ function serialize(error: unknown): JobError {
   const message = error instanceof Error ? error.message : String(error);
   // A stack overflow in ajv's code generator is a schema too deep to compile: its cost, too.
   return { type: error instanceof SchemaCostError || error instanceof RangeError ? "unbounded" : "error", message };
-}
-
-/** The error a job's caller sees, rebuilt on the main thread. */
-export function deserialize(error: JobError): Error {
-  if (error.type === "api") return new ApiError(error.kind, error.message, error.fields, { status: error.status, headers: error.headers });
-  return error.type === "unbounded" ? new SchemaCostError(error.message) : new Error(error.message);
 }

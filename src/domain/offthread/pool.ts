@@ -1,8 +1,16 @@
 import { Worker } from "node:worker_threads";
-import { deserialize, type Job, type JobResult, type Reply } from "./jobs.ts";
+import type { Job, JobResult } from "./jobs.ts";
+import { deserialize, type JobError, type Reply } from "./reply.ts";
 
 /** How long one job may run before the worker is stopped and the job refused. */
 export const JOB_DEADLINE_MS = 5_000;
+
+/**
+ * Jobs handed to the worker at once. It answers them in order, so while Node's thread is busy (a
+ * commit's fsync, say) the worker goes on to the next job instead of waiting to be handed it, and
+ * its answers wait together for the main thread's next turn.
+ */
+const MAX_IN_FLIGHT = 8;
 
 interface Queued {
   id: number;
@@ -14,15 +22,19 @@ interface Queued {
 /**
  * One worker thread for the CPU-bound checks of what apps write: parsing a 256 KiB module with
  * acorn costs ~120 ms and compiling its route schemas with ajv hundreds more, which on Node's
- * thread would stall every request. Jobs run one at a time under a deadline; a job past it
- * stops the worker (and is refused as unbounded), and the next job starts a fresh one. The
- * worker starts on first use and keeps the process alive only while it has a job.
+ * thread would stall every request. The worker runs jobs one at a time, each under a deadline
+ * counted from when the job before it was answered; a job past it stops the worker (and is
+ * refused as unbounded), and the jobs handed over behind it run again on a fresh one. The worker
+ * starts on first use and keeps the process alive only while it has a job.
  */
 export class OffThread {
   private worker: Worker | null = null;
   private ready: Promise<Worker> | null = null;
   private readonly queue: Queued[] = [];
-  private running: { item: Queued; timer: NodeJS.Timeout } | null = null;
+  /** Jobs handed to the worker `handedTo`, oldest (the one it is running) first. */
+  private readonly inFlight: Queued[] = [];
+  private handedTo: Worker | null = null;
+  private deadline: NodeJS.Timeout | null = null;
   private nextId = 0;
   /** The worker once it said it is ready; null while none is. */
   private live: Worker | null = null;
@@ -30,6 +42,8 @@ export class OffThread {
 
   /** Process-wide instance: one worker serves every caller. */
   static readonly shared = new OffThread();
+
+  constructor(private readonly deadlineMs = JOB_DEADLINE_MS) {}
 
   run<J extends Job>(job: J): Promise<JobResult<J>> {
     return new Promise((resolve, reject) => {
@@ -47,11 +61,11 @@ export class OffThread {
   }
 
   /**
-   * Sends the next job once the worker is up. Synchronous on purpose: every caller of run()
-   * pumps, and only the check-and-set of `running` in one turn keeps them to one job at a time.
+   * Hands queued jobs to the worker once it is up. Synchronous on purpose: every caller of run()
+   * pumps, and only doing the check and the hand-over in one turn keeps the order jobs came in.
    */
   private pump(): void {
-    if (this.running !== null || this.starting || this.queue.length === 0) return;
+    if (this.starting || this.queue.length === 0) return;
     const worker = this.live;
     if (worker === null) {
       this.starting = true;
@@ -68,27 +82,59 @@ export class OffThread {
       );
       return;
     }
-    const item = this.queue.shift() as Queued;
-    const timer = setTimeout(() => {
-      // The worker is stuck in this job: refuse it, stop the worker, go on with a fresh one.
-      this.settle(item.id, { ok: false, error: { type: "unbounded", message: `checking it took more than ${JOB_DEADLINE_MS} ms` } });
-      void this.close();
-    }, JOB_DEADLINE_MS);
-    this.running = { item, timer };
+    if (this.inFlight.length >= MAX_IN_FLIGHT) return;
     // Held while it has work (a caller awaits it), let go once idle (see settle).
     worker.ref();
-    worker.postMessage({ id: item.id, job: item.job });
+    this.handedTo = worker;
+    while (this.inFlight.length < MAX_IN_FLIGHT && this.queue.length > 0) {
+      const item = this.queue.shift() as Queued;
+      this.inFlight.push(item);
+      worker.postMessage({ id: item.id, job: item.job });
+    }
+    this.armDeadline();
+  }
+
+  /** Starts the clock of the job the worker is on now, unless it is already running. */
+  private armDeadline(): void {
+    const head = this.inFlight[0];
+    if (this.deadline !== null || head === undefined) return;
+    this.deadline = setTimeout(() => {
+      // The worker is stuck in this job: stop it, refuse the job, go on with a fresh worker.
+      const stopped = this.close();
+      this.abandon({ type: "unbounded", message: `checking it took more than ${this.deadlineMs} ms` });
+      void stopped;
+    }, this.deadlineMs);
   }
 
   private settle(id: number, reply: Reply): void {
-    const running = this.running;
-    if (running === null || running.item.id !== id) return;
-    clearTimeout(running.timer);
-    this.running = null;
-    if (reply.ok) running.item.resolve(reply.value);
-    else running.item.reject(deserialize(reply.error));
+    const head = this.inFlight[0];
+    // Answers come in the order jobs went in; one from a worker already given up on is dropped.
+    if (head === undefined || head.id !== id) return;
+    this.inFlight.shift();
+    this.clearDeadline();
+    if (reply.ok) head.resolve(reply.value);
+    else head.reject(deserialize(reply.error));
+    this.armDeadline();
     this.pump();
-    if (this.running === null) this.live?.unref();
+    if (this.inFlight.length === 0) this.live?.unref();
+  }
+
+  /**
+   * The worker is being stopped: the job it is running is refused with `error`, and the jobs
+   * handed over behind it, which it has not answered, go back to the front of the queue.
+   */
+  private abandon(error: JobError): void {
+    this.clearDeadline();
+    this.handedTo = null;
+    const [head, ...rest] = this.inFlight.splice(0);
+    this.queue.unshift(...rest);
+    head?.reject(deserialize(error));
+    this.pump();
+  }
+
+  private clearDeadline(): void {
+    if (this.deadline !== null) clearTimeout(this.deadline);
+    this.deadline = null;
   }
 
   private start(): Promise<Worker> {
@@ -99,7 +145,7 @@ export class OffThread {
           this.live = worker;
           resolve(worker);
         }
-        else this.settle(message.id, message.reply);
+        else if (worker === this.handedTo) this.settle(message.id, message.reply);
       });
       worker.once("error", reject);
       worker.once("exit", () => {
@@ -108,9 +154,8 @@ export class OffThread {
           this.ready = null;
         }
         if (this.live === worker) this.live = null;
-        // A job in flight when the worker died is refused rather than left waiting.
-        const running = this.running;
-        if (running !== null) this.settle(running.item.id, { ok: false, error: { type: "error", message: "the check worker stopped" } });
+        // The job it was running when it died is refused rather than left waiting.
+        if (this.handedTo === worker && this.inFlight.length > 0) this.abandon({ type: "error", message: "the check worker stopped" });
       });
       this.worker = worker;
     });
