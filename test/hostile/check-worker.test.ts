@@ -6,8 +6,8 @@ import { SchemaCostError } from "../../src/domain/schemas/cost.ts";
 // its own write only: the writes handed to the worker behind it are checked on a fresh worker.
 
 const tinyModule = (id: string) => ({ module: `export const manifest = { id: "${id}", routes: { op: {} } };\nexport default { fetch() { return new Response("1"); } };`, ui: null, styles: null });
-// ~240 KiB of dense statements: acorn and the import scan take hundreds of ms over it.
-const slowModule = { module: `export const manifest = { id: "slow", routes: {} };\nexport default { fetch() { return new Response("1"); } };\nconst a = 1;\n${"a;".repeat(120_000)}`, ui: null, styles: null };
+// Dense statements up to the 256 KiB cap: acorn and the import scan take hundreds of ms over them.
+const slowModule = { module: `export const manifest = { id: "slow", routes: {} };\nexport default { fetch() { return new Response("1"); } };\nconst a = 1;\n${"a;".repeat(130_000)}`, ui: null, styles: null };
 
 it("refuses a job past its deadline and runs the jobs handed over behind it on a fresh worker", async () => {
   const worker = new OffThread(50);
