@@ -170,7 +170,7 @@ export class Executor {
   async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
     // Another instance wrote the app's values since this one last looked: its cached reads go
     // (the drop rides on this call's own frame, so before the op runs).
-    if (!this.storage.soleWriter && call.dataVersion !== undefined && this.storage.dataVersions.mustDrop(call.appId, call.dataVersion)) this.dropCachedReads(call.appId);
+    if (!this.storage.soleWriter && call.dataVersion !== undefined && (await this.storage.dataVersions.check(call.appId, call.dataVersion))) this.dropCachedReads(call.appId);
     const invocation = this.invocations.get(call.headers["x-svc-invocation"]);
     if (invocation === undefined || invocation.access !== "write" || !invocation.caps.has("kv")) return this.pool.invoke(call);
     const lease = this.storage.lease(invocation.appId, WRITE_BEHIND_BYTES);

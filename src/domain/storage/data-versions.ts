@@ -17,6 +17,49 @@ const MAX_OWN = 256;
 export class DataVersions {
   private readonly vouched = new Map<string, number>();
   private readonly own = new Map<string, Set<number>>();
+  /** This instance's writes of each app's values that have not answered yet. */
+  private readonly writing = new Map<string, Set<Promise<unknown>>>();
+
+  /**
+   * Runs one of this instance's writes of `appId`'s values, which records its version
+   * (`recordOwn`) before it resolves. While it runs, a call may already read the version it
+   * made: `check` then waits for it rather than taking the version for another instance's.
+   */
+  async ownWrite<T>(appId: string, write: Promise<T>): Promise<T> {
+    let pending = this.writing.get(appId);
+    if (pending === undefined) this.writing.set(appId, (pending = new Set()));
+    pending.add(write);
+    try {
+      return await write;
+    } finally {
+      pending.delete(write);
+      if (pending.size === 0) this.writing.delete(appId);
+    }
+  }
+
+  /**
+   * `mustDrop`, unless the versions in question could all be this instance's own writes still in
+   * flight: then it decides once those have answered (a write answers right after its commit),
+   * instead of dropping caches its own writes already keep right. With more unexplained versions
+   * than writes in flight, another instance wrote, and it decides at once.
+   */
+  check(appId: string, version: number): boolean | Promise<boolean> {
+    const pending = this.writing.get(appId);
+    if (pending === undefined) return this.mustDrop(appId, version);
+    const unexplained = this.unexplained(appId, version, pending.size);
+    if (unexplained === 0 || unexplained > pending.size) return this.mustDrop(appId, version);
+    return Promise.allSettled([...pending]).then(() => this.mustDrop(appId, version));
+  }
+
+  /** Versions up to `version` neither vouched for nor recorded as own, counted up to `limit` + 1. */
+  private unexplained(appId: string, version: number, limit: number): number {
+    const vouched = this.vouched.get(appId);
+    if (vouched === undefined) return Infinity;
+    const own = this.own.get(appId);
+    let count = 0;
+    for (let v = vouched + 1; v <= version && count <= limit; v++) if (own?.has(v) !== true) count++;
+    return count;
+  }
 
   /** After a commit of this instance bumped `appId` to `version` (before its writer is answered). */
   recordOwn(appId: string, version: number): void {

@@ -152,8 +152,13 @@ export class AppStorage {
     for (const { key } of entries) this.changed(appId, key);
   }
 
-  /** The PostgreSQL function's write (see migration 021): its refusal becomes `storage_full`. */
-  private async kvSetInOneStatement(appId: string, entry: KvWrite & Sized): Promise<void> {
+  /** The PostgreSQL function's write (see migration 021), its version recorded before it answers. */
+  private kvSetInOneStatement(appId: string, entry: KvWrite & Sized): Promise<void> {
+    return this.dataVersions.ownWrite(appId, this.kvSetByFunction(appId, entry));
+  }
+
+  /** Runs brickyard_kv_set; its refusal becomes `storage_full`. */
+  private async kvSetByFunction(appId: string, entry: KvWrite & Sized): Promise<void> {
     let row: { data_version: number; used: number } | undefined;
     try {
       row = await this.q.kvSetFunction.takeFirst(this.store.db, appId, entry.key, entry.value, entry.size, this.clock.now(), APP_CAP_BYTES);
@@ -262,7 +267,7 @@ export class AppStorage {
   /** A batched write; a batch that rolls back leaves the ledger's usage for the app unknown. */
   private async batched<T>(appId: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     try {
-      return await this.batcher.run(appId, work);
+      return await this.dataVersions.ownWrite(appId, this.batcher.run(appId, work));
     } catch (error) {
       // A refusal settled nothing; anything else rolled the whole batch back.
       if (!(error instanceof ApiError)) this.ledger.forget(appId);

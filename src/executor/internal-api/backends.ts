@@ -5,7 +5,7 @@ export interface StorageBackend {
   /** No other instance writes this app data: op calls may write behind. */
   readonly soleWriter: boolean;
   /** Where other instances write too: whether an app's cached reads are outdated. */
-  readonly dataVersions: Pick<DataVersions, "mustDrop">;
+  readonly dataVersions: Pick<DataVersions, "check">;
   /** Room held for one op's writes (see AppStorage.lease); null when none can be held. */
   lease(appId: string, max: number): WriteLease | null;
   kvGet(appId: string, key: string): Promise<string | null>;
