@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../context.ts";
 import { SESSION_ABSOLUTE_MS } from "../domain/accounts/sessions.ts";
+import type { AppRecord } from "../domain/apps/queries.ts";
 import type { TokenPrincipal } from "../domain/tokens/tokens.ts";
 import { apiError } from "../errors/index.ts";
 
@@ -21,10 +22,10 @@ export function sessionCookieName(baseUrl: string): string {
  * The request's principal, resolved once per request: a bearer token if one is sent (it wins
  * over cookies), else the session cookie, else null. Token failures throw their 401s.
  */
-export function principalOf(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
+export function principalOf(ctx: AppContext, request: FastifyRequest, tokenEpoch?: number): Promise<Principal | null> {
   let pending = resolved.get(request);
   if (pending === undefined) {
-    pending = resolve(ctx, request);
+    pending = resolve(ctx, request, tokenEpoch);
     resolved.set(request, pending);
   }
   return pending;
@@ -42,14 +43,27 @@ export async function principalWith<T>(ctx: AppContext, request: FastifyRequest,
   return [principal.value, value.value];
 }
 
-async function resolve(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
+/**
+ * An op call's principal and app from one read on the hot path: the app's row comes with the
+ * token epoch, under which a bearer token's row this process already read is trusted as is
+ * (Tokens.authenticate), so the call makes no token query of its own. As in principalWith, the
+ * principal's refusal wins over the app's (malformed id, no such app).
+ */
+export async function principalAndApp(ctx: AppContext, request: FastifyRequest, appId: string): Promise<[Principal | null, AppRecord]> {
+  if (request.headers.authorization === undefined) return principalWith(ctx, request, ctx.apps.find(appId));
+  const { app, tokenEpoch } = await ctx.apps.getWithTokenEpoch(appId);
+  const principal = await principalOf(ctx, request, tokenEpoch);
+  return [principal, app ?? (await ctx.apps.find(appId))];
+}
+
+async function resolve(ctx: AppContext, request: FastifyRequest, tokenEpoch: number | undefined): Promise<Principal | null> {
   const header = request.headers.authorization;
   if (header !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (match?.[1] === undefined) {
       throw apiError("unauthorized", "the Authorization header must be 'Bearer <token>'", { reason: "token_malformed" });
     }
-    const principal = await ctx.tokens.authenticate(match[1]);
+    const principal = await ctx.tokens.authenticate(match[1], tokenEpoch);
     return principal.kind === "user" ? { ...principal, via: "token" } : principal;
   }
   const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];

@@ -15,7 +15,7 @@ import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./build-seam.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
-import { bumpRevision, commitRevision, deleteAppRows, findApp, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
+import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { uuidUrl } from "./urls.ts";
@@ -149,6 +149,16 @@ export class Apps {
   /** Adds a relation that grants roles to users (shares; later teams). */
   addRoleSource(source: RoleSource): void {
     this.roleSources.push(source);
+  }
+
+  /**
+   * For an op call: the app as `get` finds it, and the token epoch its caller's bearer token is
+   * checked under (Tokens.authenticate), in one query. Null `app` for a malformed id too.
+   */
+  async getWithTokenEpoch(id: string): Promise<{ app: AppRecord | null; tokenEpoch: number | undefined }> {
+    if (!UUID.test(id)) return { app: null, tokenEpoch: undefined };
+    const { app, tokenEpoch } = await findAppWithTokenEpoch(this.db, id);
+    return { app: this.live(app), tokenEpoch };
   }
 
   /** The app with no access check: 400 invalid_id for a malformed id, 404 app_not_found if absent. */

@@ -144,6 +144,22 @@ export async function findApp(db: Db, id: string): Promise<AppRecord | null> {
   return row === undefined ? null : toRecord(row);
 }
 
+// An op call's one read: the app and the token epoch (migration 022) its bearer token is checked under.
+const appByIdWithTokenEpoch = new PreparedQuery(1, (db, id: string) =>
+  selectApps(db)
+    .select((eb) => eb.selectFrom("token_epoch").select("epoch").where("token_epoch.id", "=", 1).as("token_epoch"))
+    .where("apps.id", "=", id),
+);
+const tokenEpoch = new PreparedQuery(0, (db) => db.selectFrom("token_epoch").select("epoch").where("id", "=", 1));
+
+/** The app (or null) and the token epoch, read in one query when the app exists. */
+export async function findAppWithTokenEpoch(db: Db, id: string): Promise<{ app: AppRecord | null; tokenEpoch: number }> {
+  const row = await appByIdWithTokenEpoch.takeFirst(db, id);
+  if (row !== undefined) return { app: toRecord(row), tokenEpoch: Number(row.token_epoch) };
+  const epoch = await tokenEpoch.takeFirst(db);
+  return { app: null, tokenEpoch: Number(epoch?.epoch ?? 0) };
+}
+
 export async function findOwnedByManifestId(db: Db, userId: string, manifestId: string): Promise<AppRecord | null> {
   const row = await selectApps(db).where("apps.owner_user_id", "=", userId).where("apps.manifest_id", "=", manifestId).executeTakeFirst();
   return row === undefined ? null : toRecord(row);

@@ -20,6 +20,8 @@ export const PAIRED_TOKEN_DAYS = 30;
 const TOUCH_EVERY_MS = MINUTE;
 /** Tokens whose last touch this process remembers (oldest forgotten first). */
 const TOUCHED_MAX = 10_000;
+/** Token rows kept for op calls (oldest forgotten first); see `authenticate`'s `epoch`. */
+const CACHED_MAX = 10_000;
 
 /** Who a bearer token speaks for. */
 export type TokenPrincipal =
@@ -46,6 +48,8 @@ export interface IssuedToken {
 
 export class Tokens {
   private readonly touched = new Map<string, number>();
+  /** Rows by hash, each with the token epoch read before it (migration 022). */
+  private readonly cached = new Map<string, { row: TokensTable; epoch: number }>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -57,12 +61,12 @@ export class Tokens {
    * The 401 ladder of DECISIONS §1: shape and checksum (no lookup) → unknown → revoked →
    * revoked by a claim → expired. Every failure is a typed ApiError.
    */
-  async authenticate(plaintext: string): Promise<TokenPrincipal> {
+  async authenticate(plaintext: string, epoch?: number): Promise<TokenPrincipal> {
     const kind = parseToken(plaintext);
     if (kind === null || kind === "hook" || kind === "share") {
       throw apiError("unauthorized", "the bearer token is malformed", { reason: "token_malformed" });
     }
-    const row = await tokenByHash.takeFirst(this.db, hashToken(plaintext));
+    const row = await this.rowOf(hashToken(plaintext), epoch);
     if (row === undefined || row.kind !== kind) {
       throw apiError("unauthorized", "the bearer token is not known", { reason: "token_unknown" });
     }
@@ -89,6 +93,25 @@ export class Tokens {
       await this.db.updateTable("tokens").set({ last_used_at: now }).where("id", "=", row.id).execute();
     }
     return toPrincipal(row);
+  }
+
+  /**
+   * The token's row. Given the token epoch a caller read before asking (an op call reads it with
+   * the app), a row cached under that same epoch is used as is: triggers bump the epoch whenever
+   * any token is revoked, changed or deleted, so nothing that could refuse this token happened
+   * since the row was read. Expiry is still checked against the clock on every call. Unknown
+   * tokens are not cached (one minted a moment ago elsewhere moves no epoch).
+   */
+  private async rowOf(hash: string, epoch: number | undefined): Promise<TokensTable | undefined> {
+    if (epoch === undefined) return tokenByHash.takeFirst(this.db, hash);
+    const hit = this.cached.get(hash);
+    if (hit !== undefined && hit.epoch === epoch) return hit.row;
+    const row = await tokenByHash.takeFirst(this.db, hash);
+    this.cached.delete(hash);
+    // Read after the epoch was: the row is at least as new as the epoch it is filed under.
+    if (row !== undefined) this.cached.set(hash, { row, epoch });
+    if (this.cached.size > CACHED_MAX) this.cached.delete(this.cached.keys().next().value ?? hash);
+    return row;
   }
 
   async mintUserToken(userId: string, options: { name?: string | null; days?: number; source?: "minted" | "paired" }): Promise<IssuedToken> {

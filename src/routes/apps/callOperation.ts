@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
 import { apiError } from "../../errors/index.ts";
-import { principalWith } from "../../http/auth.ts";
+import { principalAndApp } from "../../http/auth.ts";
 import { fromToolLayer } from "../../http/tool-layer.ts";
 import type { App } from "../../http/types.ts";
 
@@ -34,7 +34,7 @@ export default function callOperation(app: App, ctx: AppContext): void {
         },
       },
       async (request) => {
-        const [principal, record] = await principalWith(ctx, request, ctx.apps.find(request.params.id));
+        const [principal, record] = await principalAndApp(ctx, request, request.params.id);
         // Shares are rows of their own: looked up only for people, never for app tokens.
         const signedIn = principal?.kind === "user" || (principal?.kind === "render" && principal.userId !== null);
         const caller = operationCaller(principal, record, signedIn ? await ctx.apps.roleOf(principal, record) : null);

@@ -21,6 +21,7 @@ import * as m018 from "./018-call-counts.ts";
 import * as m019 from "./019-secret-versions.ts";
 import * as m020 from "./020-data-versions.ts";
 import * as m021 from "./021-kv-set-function.ts";
+import * as m022 from "./022-token-epoch.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -50,6 +51,7 @@ const steps: Record<string, Step> = {
   "019-secret-versions": m019,
   "020-data-versions": m020,
   "021-kv-set-function": m021,
+  "022-token-epoch": m022,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

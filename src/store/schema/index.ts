@@ -18,7 +18,7 @@ import type { CopyRequestsTable } from "./copies.ts";
 import type { AppSnapshotsTable, SnapshotEntriesTable, SnapshotValuesTable } from "./snapshots.ts";
 import type { TemplateBuildersTable, TemplateListingsTable, TemplateMediaTable } from "./templates.ts";
 import type { TeamInvitationsTable, TeamMembersTable, TeamsTable } from "./teams.ts";
-import type { TokensTable } from "./tokens.ts";
+import type { TokenEpochTable, TokensTable } from "./tokens.ts";
 import type { UsersTable } from "./users.ts";
 import type { WebhookDeliveriesTable, WebhooksTable } from "./webhooks.ts";
 
@@ -27,6 +27,7 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   tokens: TokensTable;
+  token_epoch: TokenEpochTable;
   apps: AppsTable;
   app_versions: AppVersionsTable;
   builds: BuildsTable;

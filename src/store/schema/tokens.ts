@@ -20,3 +20,9 @@ export interface TokensTable {
   revoked_reason: "revoked" | "claimed" | null;
   last_used_at: number | null;
 }
+
+/** One row: bumped by triggers whenever a token is revoked, changed or deleted (migration 022). */
+export interface TokenEpochTable {
+  id: number;
+  epoch: number;
+}
