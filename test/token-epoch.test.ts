@@ -47,6 +47,13 @@ describeEachDialect("token epoch (migration 022)", (dialect) => {
     expect(await epoch()).toBeGreaterThan(deleted);
   });
 
+  it("does not move for a statement that changes no token", async () => {
+    const before = await epoch();
+    await store.db.updateTable("tokens").set({ expires_at: 1 }).where("id", "=", "no-such-token").execute();
+    await store.db.deleteFrom("tokens").where("id", "=", "no-such-token").execute();
+    expect(await epoch()).toBe(before);
+  });
+
   it("serves a token from its cached row under the same epoch, and refuses it at the next epoch once revoked", async () => {
     const { token, id } = await tokens.mintUserToken(userId, {});
     const seen = await epoch();

@@ -23,8 +23,10 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
         update token_epoch set epoch = epoch + 1 where id = 1;
         return null;
       end $$`.execute(db);
-    await sql`create trigger tokens_epoch_update after update of ${watched} on tokens for each statement execute function brickyard_token_epoch_bump()`.execute(db);
-    await sql`create trigger tokens_epoch_delete after delete on tokens for each statement execute function brickyard_token_epoch_bump()`.execute(db);
+    // Per row, as SQLite's are: a statement that changes no token (a page view's rotation of a
+    // visitor's older frame tokens finds none the first time) moves nothing.
+    await sql`create trigger tokens_epoch_update after update of ${watched} on tokens for each row execute function brickyard_token_epoch_bump()`.execute(db);
+    await sql`create trigger tokens_epoch_delete after delete on tokens for each row execute function brickyard_token_epoch_bump()`.execute(db);
     return;
   }
   await sql`create trigger tokens_epoch_update after update of ${watched} on tokens begin update token_epoch set epoch = epoch + 1 where id = 1; end`.execute(db);
