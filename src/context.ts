@@ -227,6 +227,10 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   );
   const users = new Users(db, clock);
   const runner = new AppRunner(apps, users, secrets, operations, clock);
+  // Not awaited: the write answers while the new revision's isolate is built (AppRunner.warm).
+  apps.events.on((event) => {
+    if (event.type === "published") runner.warm(event.appId);
+  });
   const mailer = new Mailer(db, clock, { smtpUrl: deps.config.smtpUrl, baseUrl: deps.config.baseUrl, log });
   const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);
   apps.addRoleSource((app, userId) => shares.roleOf(app.id, userId));

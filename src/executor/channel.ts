@@ -18,6 +18,8 @@ export interface ChannelRun {
   body: string;
   /** Bytes of KV writes the op may make without waiting for Node (write-behind); 0: none. */
   allowance?: number;
+  /** Build the isolate and open its session, run no op (a new revision's warm-up). */
+  warm?: boolean;
 }
 
 /** The call did not finish over the channel; the pool decides what that means for the process. */
@@ -86,6 +88,7 @@ export class ExecutorChannel {
     const { body, ...rest } = call;
     const { header, payload } = await this.request({ t: "run", ...rest }, body, timeoutMs);
     const bodyBytes = Number.isInteger(header.bodyBytes) && Number(header.bodyBytes) <= payload.length ? Number(header.bodyBytes) : payload.length;
+    if (header.outcome === "warm") return { kind: "response", status: 204, contentType: "", body: "" };
     const text = payload.toString("utf8", 0, bodyBytes);
     // The output gate of write-behind: writes the op made without waiting commit before anyone
     // sees its result, and if they cannot, the result is an error (the refusal, in Operations).

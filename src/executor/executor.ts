@@ -164,6 +164,16 @@ export class Executor {
   }
 
   /**
+   * Builds the isolate of an app's revision ahead of its first call, on the process that call
+   * will go to. The module's top level runs as in a call, and is in flight as a call is (a
+   * runaway there is blamed on this app), but no op runs. Refusals and faults are the next
+   * call's to report.
+   */
+  warm(call: Omit<ExecutorCall, "op" | "headers" | "body" | "warm" | "allowance">): Promise<ExecutorOutcome> {
+    return this.pool.invoke({ ...call, op: "", headers: {}, body: "", warm: true });
+  }
+
+  /**
    * Runs one op call. A write op of an app that imports KV gets a lease on its room when one can
    * be held: its writes up to that size commit with its result instead of one by one.
    */

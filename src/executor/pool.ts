@@ -154,6 +154,7 @@ export class ExecutorPool {
         headers: { ...call.headers, "content-type": "application/json" },
         body: call.body,
         ...(call.allowance === undefined ? {} : { allowance: call.allowance }),
+        ...(call.warm === true ? { warm: true } : {}),
       };
       if (++member.calls >= this.o.channelRotateCalls) this.rotate(slot, member);
       const outcome = await member.channel.run(run, call.deadlineMs);
@@ -213,6 +214,11 @@ export class ExecutorPool {
   }
 
   /** Process ids of the live processes (the benchmark reads their CPU time). */
+  /** Whether an app ran on some process lately (within the isolate idle time). */
+  ranLately(appId: string): boolean {
+    return this.slots.some((slot) => slot.current?.ran.has(appId) === true);
+  }
+
   pids(): number[] {
     return this.slots.flatMap((s) => (s.current?.proc.pid === undefined ? [] : [s.current.proc.pid]));
   }

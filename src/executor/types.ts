@@ -65,6 +65,8 @@ export interface ExecutorCall {
   deadlineMs?: number;
   /** Bytes of KV writes the op may make without waiting (its invocation's lease); Executor sets it. */
   allowance?: number;
+  /** Only build the isolate (its module's top level runs), no op: Executor.warm sets it. */
+  warm?: boolean;
 }
 
 export type ExecutorOutcome =

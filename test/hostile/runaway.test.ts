@@ -109,6 +109,36 @@ describe("hostile: runaway app code", () => {
     }, 60_000);
   }
 
+  it("a top-level loop in a new revision, built as it is published with no call in flight: the attacker is stopped and quarantined, the victim does not notice", async () => {
+    const ops = { go: `return "ran";` };
+    const attacker = await createAnonymous(scene.server, appModule("attacker", ops));
+    names[attacker.id] = "attacker";
+    // It ran lately, so its next revision's isolate is built as soon as it is published.
+    expect((await callOp(scene.server, attacker.id, "go", attacker.token)).status).toBe(200);
+    const from = Date.now();
+    const put = await scene.server.client.put(`/app/${attacker.id}`, { module: appModule("attacker", ops, "for (;;) {}") }, { token: attacker.token });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const attacking = (async () => {
+      // The build that hangs is the warm-up's; only then do calls follow.
+      await scene.server.ctx.runner.warmed(attacker.id);
+      return callUntil(scene.server, attacker, "go", quarantined);
+    })();
+    const bystanderAnswers = bystanderLoad(attacking);
+    const answers = await attacking;
+    const to = Date.now();
+    const seen = await bystanderAnswers;
+
+    expect(quarantined(answers.at(-1) as ApiResponse), JSON.stringify(answers.map((a) => a.body))).toBe(true);
+    expect(quarantinedApps(scene.logs)).toContain(attacker.id);
+    expect(quarantinedApps(scene.logs)).not.toContain(bystander.id);
+    expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);
+    expect(seen.some(quarantined)).toBe(false);
+    const { during, after, recoverMs } = await aftermath(from, to);
+    report("top-level loop built on publish", during, after, recoverMs, quarantinedApps(scene.logs).filter((id) => [attacker.id, bystander.id, scene.victim.id].includes(id)), names);
+    expectUnharmed(during, "top-level loop built on publish, during");
+    expectUnharmed(after, "top-level loop built on publish, after");
+  }, 60_000);
+
   it("churn: fresh anonymous looping apps, one after another, never reach the claimed victim", async () => {
     const from = Date.now();
     const attackers: string[] = [];

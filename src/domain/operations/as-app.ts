@@ -13,6 +13,8 @@ import type { AppRecord, Operations, Role, Trigger } from "./operations.ts";
  * executor needs of an app: its active manifest, its owner's plan and its secrets version.
  */
 export class AppRunner {
+  private readonly warming = new Map<string, Promise<void>>();
+
   constructor(
     private readonly apps: Apps,
     private readonly users: Users,
@@ -37,6 +39,31 @@ export class AppRunner {
   ): Promise<unknown> {
     const app = typeof appOrId === "string" ? await this.apps.mustFind(appOrId) : appOrId;
     return this.operations.call({ app: await this.target(app), role: "app", op, input, trigger, userId: null, headers, ...(onWaited === undefined ? {} : { onWaited }) });
+  }
+
+  /**
+   * After a source write: builds the new revision's isolate ahead of its first call, where the
+   * app ran lately (an agent that writes and then calls is spared the build, ~4 ms here). Not
+   * awaited by the write, and never fails it: a refusal or fault is the next call's to report.
+   */
+  warm(appId: string): void {
+    if (!this.operations.ranLately(appId)) return;
+    const done: Promise<void> = this.warmNow(appId)
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.warming.get(appId) === done) this.warming.delete(appId);
+      });
+    this.warming.set(appId, done);
+  }
+
+  /** Settles once the app's warm-up under way, if any, is over (tests wait on it). */
+  warmed(appId: string): Promise<void> {
+    return this.warming.get(appId) ?? Promise.resolve();
+  }
+
+  private async warmNow(appId: string): Promise<void> {
+    const app = await this.apps.get(appId);
+    if (app !== null) await this.operations.warm(await this.target(app));
   }
 
   /** The plan that sets an app's limits: its owner's; free while unclaimed. */

@@ -77,6 +77,24 @@ export class Operations {
   }
 
   /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */
+  /** Whether the app ran on an executor process lately (its next revision is worth warming). */
+  ranLately(appId: string): boolean {
+    return this.executor.pool.ranLately(appId);
+  }
+
+  /** Builds the app's active revision's isolate ahead of its first call (Executor.warm). */
+  async warm(app: AppRecord): Promise<void> {
+    await this.executor.warm({
+      appId: app.id,
+      revision: app.revision,
+      secretsVersion: app.secretsVersion ?? 0,
+      lane: app.lane ?? "claimed",
+      ownerId: app.ownerId ?? null,
+      caps: capabilitiesOf(app.manifest.capabilities?.imports),
+      deadlineMs: this.deadlineMs,
+    });
+  }
+
   async call(c: OperationCall): Promise<unknown> {
     const { app, op } = c;
     const routes = app.manifest.routes ?? {};

@@ -161,7 +161,8 @@ class Channel {
     try {
       const held = this.session(key, header);
       const session = await held.session;
-      result = await session.run(header.op, header.headers, payload, held.invalidations.take(), header.allowance ?? 0);
+      // A warm-up only builds the isolate (its module's top level has run by now) and its session.
+      result = header.warm === true ? { outcome: "warm" } : await session.run(header.op, header.headers, payload, held.invalidations.take(), header.allowance ?? 0);
     } catch (error) {
       // Not the app's own throw (the shim catches those): the module failed to load or evaluate
       // (syntax error, top-level throw, no code), or the isolate went away. Start over next time.
