@@ -87,8 +87,8 @@ export class ExecutorChannel {
   async run(call: ChannelRun, timeoutMs: number | undefined): Promise<ExecutorOutcome> {
     const { body, ...rest } = call;
     const { header, payload } = await this.request({ t: "run", ...rest }, body, timeoutMs);
-    const bodyBytes = Number.isInteger(header.bodyBytes) && Number(header.bodyBytes) <= payload.length ? Number(header.bodyBytes) : payload.length;
     if (header.outcome === "warm") return { kind: "response", status: 204, contentType: "", body: "" };
+    const bodyBytes = Number.isInteger(header.bodyBytes) && Number(header.bodyBytes) <= payload.length ? Number(header.bodyBytes) : payload.length;
     const text = payload.toString("utf8", 0, bodyBytes);
     // The output gate of write-behind: writes the op made without waiting commit before anyone
     // sees its result, and if they cannot, the result is an error (the refusal, in Operations).

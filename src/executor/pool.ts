@@ -213,12 +213,12 @@ export class ExecutorPool {
     for (const member of this.members) for (const channel of member.channels) channel.invalidate(appId, key, epoch);
   }
 
-  /** Process ids of the live processes (the benchmark reads their CPU time). */
   /** Whether an app ran on some process lately (within the isolate idle time). */
   ranLately(appId: string): boolean {
     return this.slots.some((slot) => slot.current?.ran.has(appId) === true);
   }
 
+  /** Process ids of the live processes (the benchmark reads their CPU time). */
   pids(): number[] {
     return this.slots.flatMap((s) => (s.current?.proc.pid === undefined ? [] : [s.current.proc.pid]));
   }

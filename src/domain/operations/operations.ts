@@ -76,7 +76,6 @@ export class Operations {
     this.ceilings = new RunCeilings(clock);
   }
 
-  /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */
   /** Whether the app ran on an executor process lately (its next revision is worth warming). */
   ranLately(appId: string): boolean {
     return this.executor.pool.ranLately(appId);
@@ -95,6 +94,7 @@ export class Operations {
     });
   }
 
+  /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */
   async call(c: OperationCall): Promise<unknown> {
     const { app, op } = c;
     const routes = app.manifest.routes ?? {};
