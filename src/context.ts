@@ -248,7 +248,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   });
   // Pruning never refuses a write: it follows each publish (a failure is logged by the events).
   apps.events.on(async (event) => {
-    if (event.type === "published") await versions.prune(event.appId);
+    if (event.type === "published") await versions.prune(event.appId, event.revision);
   });
   const copies = new Copies(db, clock, apps, assets, secrets, templates, builds, () => deps.config.baseUrl);
   builds.setCopyPublisher((input) => copies.publishBuilt(input));

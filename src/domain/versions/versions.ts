@@ -11,6 +11,9 @@ import { PLAN_LIMITS } from "../plans.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { DataChanges, Snapshots } from "../snapshots/snapshots.ts";
 
+
+/** No plan keeps fewer revisions than this. */
+const FEWEST_KEPT = Math.min(...Object.values(PLAN_LIMITS).map((limits) => limits.version_history));
 /** Why a kept revision cannot be restored as it is (DECISIONS §9). */
 export type NotRestorable =
   /** Its manifest names another id than the app has now: restoring would rename the app. */
@@ -60,8 +63,13 @@ export class Versions {
     return this.snapshots.changes(app.id, snapshot);
   }
 
-  /** Keeps the newest `version_history` revisions of the app; the `published` listener calls it. */
-  async prune(appId: string): Promise<number> {
+  /**
+   * Keeps the newest `version_history` revisions of the app; the `published` listener calls it
+   * with the revision just published. Up to FEWEST_KEPT there is nothing any plan would drop, so
+   * a create (revision 1) and an app's early writes read and delete nothing.
+   */
+  async prune(appId: string, published?: number): Promise<number> {
+    if (published !== undefined && published <= FEWEST_KEPT) return 0;
     const app = await this.apps.get(appId);
     if (app === null) return 0;
     const keep = PLAN_LIMITS[await this.planOf(app.ownerUserId)].version_history;
