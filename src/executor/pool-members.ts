@@ -91,7 +91,7 @@ export function suspectsOf(member: Member, backgroundWindowMs: number, now: numb
 export const SLOW_CALL_MS = 50;
 
 /** A hot app spills onto its second process from this many calls in flight on its first. */
-export const SPILL_AT = 2;
+const SPILL_AT = 2;
 /** A process with calls in flight and none finished for this long is not spilled onto or from. */
 const PROGRESS_MS = 50;
 
@@ -100,6 +100,31 @@ export function moving(m: Member): boolean {
   const now = performance.now();
   const oldest = m.inflight.values().next().value;
   return oldest === undefined || now - m.lastDone < PROGRESS_MS || now - oldest.since < PROGRESS_MS;
+}
+
+/**
+ * The app's own slot of its lane or, while that process is busy, a second one its id also hashes
+ * to (two choices): a hot app then gets the threads of two processes, and its isolate is loaded
+ * in both. Only between processes whose calls keep finishing: one that stopped may be held by a
+ * runaway, and spilling onto it, or away from a process it blocks, would spread the damage.
+ */
+export function placeFor(slots: readonly Slot[], appId: string): Slot {
+  const primary = slotFor(slots, appId);
+  const p = primary.current;
+  if (slots.length < 2 || p === null || primary.load < SPILL_AT) return primary;
+  const index = fnv1a(appId) % slots.length;
+  const secondary = slots[(index + 1 + (fnv1a(`${appId}#2`) % (slots.length - 1))) % slots.length];
+  const s = secondary?.current ?? null;
+  if (secondary === undefined || s === null || s.faulted) return primary;
+  if (secondary.load + 1 >= primary.load) return primary;
+  return moving(p) && moving(s) ? secondary : primary;
+}
+
+/** The app's own slot of its lane. */
+export function slotFor(slots: readonly Slot[], appId: string): Slot {
+  const slot = slots[fnv1a(appId) % slots.length];
+  if (slot === undefined) throw new Error("pool has no slots");
+  return slot;
 }
 
 /** FNV-1a: stable across processes and restarts, unlike anything keyed on object identity. */

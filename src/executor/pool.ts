@@ -9,7 +9,7 @@ import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
 import { Trials, type Trial } from "./trials.ts";
 import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane } from "./types.ts";
-import { fnv1a, moving, newSlot, overCpuBudget, SLOW_CALL_MS, SPILL_AT, suspectsOf, type Inflight, type Member, type Slot } from "./pool-members.ts";
+import { newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, suspectsOf, type Inflight, type Member, type Slot } from "./pool-members.ts";
 
 /** The pool's share of the executor's tuning (see ExecutorTuning for what each knob means). */
 type PoolTuning = Pick<
@@ -106,7 +106,7 @@ export class ExecutorPool {
     }
     this.quarantine.owner(call.appId, call.ownerId);
     const trial = this.trials.of(call.appId);
-    const slot = trial === undefined ? this.placeFor(call.appId, call.lane ?? "claimed") : this.trialSlot(trial);
+    const slot = trial === undefined ? placeFor(this.lanes[call.lane ?? "claimed"], call.appId) : this.trialSlot(trial);
     slot.load += 1;
     if (trial !== undefined) trial.inflight += 1;
     try {
@@ -226,34 +226,8 @@ export class ExecutorPool {
   /** The live process an app's calls go to (tests kill it to prove restarts). */
   processOf(appId: string, lane: Lane = "claimed"): WorkerdProcess | null {
     const trial = this.trials.of(appId);
-    const slot = trial === undefined ? this.slotFor(appId, lane) : this.trialSlots.get(trial);
+    const slot = trial === undefined ? slotFor(this.lanes[lane], appId) : this.trialSlots.get(trial);
     return slot?.current?.proc ?? null;
-  }
-
-  /**
-   * The app's own slot or, while that process is busy, a second one its id also hashes to (two
-   * choices): a hot app then gets the threads of two processes, and its isolate is loaded in
-   * both. Only between processes whose calls keep finishing: one that stopped may be held by a
-   * runaway, and spilling onto it, or away from a process it blocks, would spread the damage.
-   */
-  private placeFor(appId: string, lane: Lane): Slot {
-    const slots = this.lanes[lane];
-    const index = fnv1a(appId) % slots.length;
-    const primary = this.slotFor(appId, lane);
-    const p = primary.current;
-    if (slots.length < 2 || p === null || primary.load < SPILL_AT) return primary;
-    const secondary = slots[(index + 1 + (fnv1a(`${appId}#2`) % (slots.length - 1))) % slots.length];
-    const s = secondary?.current ?? null;
-    if (secondary === undefined || s === null || s.faulted) return primary;
-    if (secondary.load + 1 >= primary.load) return primary;
-    return moving(p) && moving(s) ? secondary : primary;
-  }
-
-  private slotFor(appId: string, lane: Lane): Slot {
-    const slots = this.lanes[lane];
-    const slot = slots[fnv1a(appId) % slots.length];
-    if (slot === undefined) throw new Error("pool has no slots");
-    return slot;
   }
 
   private ensure(slot: Slot): Promise<Member> {
