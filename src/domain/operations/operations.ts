@@ -1,7 +1,7 @@
 import { SECOND, type Clock } from "../../config/clock.ts";
 import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
 import type { Executor } from "../../executor/executor.ts";
-import { capabilitiesOf, ExecutorFault, type ExecutorOutcome, type Lane, type RouteSpec } from "../../executor/types.ts";
+import { capabilitiesOf, ExecutorFault, type ExecutorCall, type ExecutorOutcome, type Lane, type RouteSpec } from "../../executor/types.ts";
 import type { Activity, CallCounts, DiagRing } from "../diagnostics/index.ts";
 import type { RedactorSource } from "../secrets/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
@@ -44,6 +44,11 @@ export interface OperationCall {
 
 export const OPERATION_DEADLINE_MS = 30 * SECOND;
 
+/** Which isolate runs the app's active revision, and on which processes: the same for a call and a warm-up. */
+function isolateOf(app: AppRecord): Pick<ExecutorCall, "appId" | "revision" | "secretsVersion" | "lane" | "ownerId"> {
+  return { appId: app.id, revision: app.revision, secretsVersion: app.secretsVersion ?? 0, lane: app.lane ?? "claimed", ownerId: app.ownerId ?? null };
+}
+
 /**
  * How long a call may wait for a concurrent-run slot, by trigger; the rest are refused at once
  * (429 `app_busy`). A webhook sender gets an answer it can act on before it times out (senders
@@ -83,15 +88,7 @@ export class Operations {
 
   /** Builds the app's active revision's isolate ahead of its first call (Executor.warm). */
   async warm(app: AppRecord): Promise<void> {
-    await this.executor.warm({
-      appId: app.id,
-      revision: app.revision,
-      secretsVersion: app.secretsVersion ?? 0,
-      lane: app.lane ?? "claimed",
-      ownerId: app.ownerId ?? null,
-      caps: capabilitiesOf(app.manifest.capabilities?.imports),
-      deadlineMs: this.deadlineMs,
-    });
+    await this.executor.warm({ ...isolateOf(app), caps: capabilitiesOf(app.manifest.capabilities?.imports), deadlineMs: this.deadlineMs });
   }
 
   /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */
@@ -119,12 +116,8 @@ export class Operations {
     let outcome: ExecutorOutcome;
     try {
       outcome = await this.executor.invoke({
-        appId: app.id,
-        revision: app.revision,
-        secretsVersion: app.secretsVersion ?? 0,
+        ...isolateOf(app),
         ...(app.dataVersion === undefined ? {} : { dataVersion: app.dataVersion }),
-        lane: app.lane ?? "claimed",
-        ownerId: app.ownerId ?? null,
         caps,
         op,
         headers: {
