@@ -36,7 +36,7 @@ export function principalOf(ctx: AppContext, request: FastifyRequest, tokenEpoch
  * up. The principal's refusal wins over the read's, as if it had been resolved first (a bad token
  * learns nothing of what the read would have found).
  */
-export async function principalWith<T>(ctx: AppContext, request: FastifyRequest, read: Promise<T>): Promise<[Principal | null, T]> {
+async function principalWith<T>(ctx: AppContext, request: FastifyRequest, read: Promise<T>): Promise<[Principal | null, T]> {
   const [principal, value] = await Promise.allSettled([principalOf(ctx, request), read]);
   if (principal.status === "rejected") throw principal.reason;
   if (value.status === "rejected") throw value.reason;
