@@ -46,8 +46,10 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await ctx.live.close();
     // Kills every workerd process (SIGKILL; see WorkerdProcess.kill) before the store closes.
     await ctx.executor.close();
-    // The calls that just ended are counted; the counts are written while the store is open.
+    // The calls that just ended are counted; the counts and the delivery records of the last
+    // milliseconds are written while the store is open.
     await ctx.callCounts.close();
+    await ctx.deliveries.settled();
     await ctx.store.close();
     ctx.assets.close();
   });

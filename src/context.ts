@@ -25,6 +25,7 @@ import { secretRedactor } from "./domain/secrets/redact.ts";
 import { AppRunner } from "./domain/operations/as-app.ts";
 import { Routines } from "./domain/routines/routines.ts";
 import { WebhookDelivery } from "./domain/webhooks/delivery.ts";
+import { DeliveryLog } from "./domain/webhooks/delivery-log.ts";
 import { Webhooks } from "./domain/webhooks/webhooks.ts";
 import { AppStorage } from "./domain/storage/index.ts";
 import { Executor, type ExecutorTuning } from "./executor/executor.ts";
@@ -252,6 +253,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   });
   const copies = new Copies(db, clock, apps, assets, secrets, templates, builds, () => deps.config.baseUrl);
   builds.setCopyPublisher((input) => copies.publishBuilt(input));
+  const deliveryLog = new DeliveryLog(writes, (error) => log.warn({ err: error }, "a webhook delivery record was not stored"));
   return {
     lifecycle: { draining: false },
     builds,
@@ -270,8 +272,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     shareLinks: new ShareLinks(db, clock, apps, () => deps.config.baseUrl),
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
-    webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config),
-    deliveries: new WebhookDelivery(db, clock, apps, runner, writes),
+    webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config, deliveryLog),
+    deliveries: new WebhookDelivery(db, clock, runner, deliveryLog),
     storage,
     diag,
     activity,

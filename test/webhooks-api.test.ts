@@ -255,6 +255,8 @@ describeEachDialect("webhooks API and delivery", (dialect) => {
     const appId = await createOwnedApp(server, owner.token, "hook-retention");
     const hook = (await create(owner.token, appId, { op: "whoami" })).body.webhook;
     expect((await deliver(hook.id, { a: 1 }, { token: hook.secret })).status).toBe(200);
+    // Records are written just after the answer (DeliveryLog); this test reads the table itself.
+    await server.ctx.deliveries.settled();
     const row = () => server.ctx.db.selectFrom("webhook_deliveries").selectAll().where("webhook_id", "=", hook.id).executeTakeFirst();
 
     clock.advance(29 * DAY);

@@ -82,7 +82,9 @@ describeEachDialect("webhook delivery under load", (dialect) => {
     for (const s of sent.filter((x) => x.res.status === 400)) expect(s.res.body.error.kind).toBe("invalid_request");
     for (let h = 0; h < 5; h++) expect(ok.filter((s) => s.hook === h).length).toBeGreaterThan(0);
 
-    // Every request except the per-address refusals is recorded, with its status.
+    // Every request except the per-address refusals is recorded, with its status (written just
+    // after the answers: DeliveryLog).
+    await server.ctx.deliveries.settled();
     const rows = await server.ctx.db.selectFrom("webhook_deliveries").select(["webhook_id", "status", "refusal", "request_body", "response_body"]).where("app_id", "=", appId).execute();
     const recordedExpected = sent.filter((s) => !byAddress.includes(s));
     expect(rows.length).toBe(recordedExpected.length);

@@ -44,7 +44,8 @@ export interface AppRecord {
 
 type Db = Kysely<Database>;
 
-function selectApps(db: Db) {
+/** Every app read selects these (joins: owner, storage usage, secrets version); `toRecord` reads them. */
+export function selectApps(db: Db) {
   return db
     .selectFrom("apps")
     .leftJoin("users", "users.id", "apps.owner_user_id")
@@ -78,7 +79,7 @@ function selectApps(db: Db) {
 
 type AppRow = Awaited<ReturnType<ReturnType<typeof selectApps>["executeTakeFirstOrThrow"]>>;
 
-function toRecord(row: AppRow): AppRecord {
+export function toRecord(row: AppRow): AppRecord {
   const manifest = JSON.parse(row.manifest) as Manifest;
   const override = row.icon_override === null ? null : (JSON.parse(row.icon_override) as Icon);
   return {

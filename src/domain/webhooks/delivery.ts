@@ -1,23 +1,29 @@
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, type ApiError } from "../../errors/index.ts";
-import { PreparedQuery, type Database, type GroupCommit } from "../../store/index.ts";
+import { PreparedQuery, type Database } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
-import type { Apps } from "../apps/apps.ts";
-import type { AppRecord } from "../apps/queries.ts";
+import { selectApps, toRecord, type AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { PLAN_LIMITS } from "../plans.ts";
 import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
+import type { DeliveryLog } from "./delivery-log.ts";
 import { secretMatches } from "./secret.ts";
 import { WEBHOOK_ID } from "./webhooks.ts";
 
 /** A webhook being delivered to, with its app (read as an op call reads it, owner's plan included). */
 export interface DeliveryTarget {
-  row: WebhooksTable;
+  row: Pick<WebhooksTable, "id" | "app_id" | "op" | "secret_hash" | "enabled">;
   app: AppRecord;
 }
 
-const webhookById = new PreparedQuery(1, (db, id: string) => db.selectFrom("webhooks").selectAll().where("id", "=", id));
+// A delivery's one read: what it needs of the webhook, joined to its app.
+const webhookWithApp = new PreparedQuery(1, (db, id: string) =>
+  selectApps(db)
+    .innerJoin("webhooks", "webhooks.app_id", "apps.id")
+    .select(["webhooks.id as webhook_id", "webhooks.op as webhook_op", "webhooks.secret_hash as webhook_secret_hash", "webhooks.enabled as webhook_enabled"])
+    .where("webhooks.id", "=", id),
+);
 // The webhook's last outcome, written with each attempted delivery's record.
 const succeeded = new PreparedQuery(3, (db, ts: number, outcome: Outcome, id: string) =>
   db.updateTable("webhooks").set({ last_run_at: ts, last_outcome: outcome, last_error: null, consecutive_failures: 0 }).where("id", "=", id),
@@ -52,19 +58,19 @@ export class WebhookDelivery {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-    private readonly apps: Pick<Apps, "mustFind">,
     private readonly runner: AppRunner,
-    private readonly writes: GroupCommit,
+    private readonly log: DeliveryLog,
   ) {}
 
   /** The webhook named by a delivery URL; 404 `not_found` when there is none (nothing to record under). */
   async target(id: string): Promise<DeliveryTarget> {
     const missing = () => apiError("not_found", `no webhook ${id}`);
     if (!WEBHOOK_ID.test(id)) throw missing();
-    const row = await webhookById.takeFirst(this.db, id);
-    if (row === undefined) throw missing();
+    const found = await webhookWithApp.takeFirst(this.db, id);
+    if (found === undefined) throw missing();
     // The delivery runs with this record, and its owner's plan caps the stored bodies.
-    return { row, app: await this.apps.mustFind(row.app_id) };
+    const app = toRecord(found);
+    return { row: { id: found.webhook_id, app_id: app.id, op: found.webhook_op, secret_hash: found.webhook_secret_hash, enabled: found.webhook_enabled }, app };
   }
 
   /** 401 `unauthorized` unless `presented` is the webhook's current secret. */
@@ -100,15 +106,18 @@ export class WebhookDelivery {
     return { value, deferred };
   }
 
-  /** Records the request (every one that reaches here) and, for attempted deliveries, the webhook's last outcome. */
-  async record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): Promise<void> {
+  /**
+   * Records the request (every one that reaches here) and, for attempted deliveries, the
+   * webhook's last outcome: queued on the delivery log, written within milliseconds in one
+   * transaction with the records around it (see DeliveryLog), not waited for by the sender.
+   */
+  record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): void {
     const outcome = result.error !== null ? "failure" : result.deferred ? "deferred" : "success";
-    // One transaction for the record and the webhook's outcome, committed with whatever other small
-    // writes are queued (on SQLite one fsync per batch: under load that fsync was a third of a
-    // delivery's time on Node's thread).
-    await this.writes.run(async (trx) => {
+    const capBytes = PLAN_LIMITS[target.app.owner?.plan ?? "free"].delivery_body_bytes;
+    const id = target.row.id;
+    this.log.add(async (trx) => {
       await insertDelivery(trx, {
-        webhookId: target.row.id,
+        webhookId: id,
         appId: target.row.app_id,
         ts: result.ts,
         status: result.status,
@@ -117,13 +126,18 @@ export class WebhookDelivery {
         request,
         response: result.response,
         durationMs: result.durationMs,
-        capBytes: PLAN_LIMITS[target.app.owner?.plan ?? "free"].delivery_body_bytes,
+        capBytes,
       });
       if (!result.attempted) return;
       // Diagnostic only: webhooks never disable themselves (spec: Webhook states).
-      if (result.error === null) await succeeded.execute(trx, result.ts, outcome, target.row.id);
-      else await failed.execute(trx, result.ts, outcome, JSON.stringify({ kind: result.error.kind, message: result.error.message }), target.row.id);
-    });
+      if (result.error === null) await succeeded.execute(trx, result.ts, outcome, id);
+      else await failed.execute(trx, result.ts, outcome, JSON.stringify({ kind: result.error.kind, message: result.error.message }), id);
+    }, request.length + result.response.length);
+  }
+
+  /** Resolves once every delivery answered so far is recorded (at close; tests that read the table). */
+  settled(): Promise<void> {
+    return this.log.settled();
   }
 
   /** The retention sweep job. */

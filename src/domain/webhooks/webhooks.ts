@@ -11,6 +11,7 @@ import type { AppRunner } from "../operations/as-app.ts";
 import { insertWithinCaps } from "../capped-insert.ts";
 import { PLAN_LIMITS, planRefusal } from "../plans.ts";
 import { DELIVERIES_PAGE_DEFAULT, listDeliveries, type DeliveryView } from "./deliveries.ts";
+import type { DeliveryLog } from "./delivery-log.ts";
 import { mintHookSecret } from "./secret.ts";
 import { webhookView, type WebhookView } from "./views.ts";
 
@@ -33,7 +34,9 @@ export interface WebhookPatch {
 
 /**
  * Webhooks (spec: Webhook; DECISIONS §8): CRUD under `app:write`, plan caps, secret rotation,
- * and the delivery log. Deliveries themselves are in delivery.ts.
+ * and the delivery log. Deliveries themselves are in delivery.ts. Every read of a webhook first
+ * waits for the records of deliveries already answered here (`DeliveryLog.settled`), so its
+ * log and last outcome include them, and an update cannot be overtaken by an older outcome.
  */
 export class Webhooks {
   constructor(
@@ -43,6 +46,7 @@ export class Webhooks {
     private readonly apps: Apps,
     private readonly runner: AppRunner,
     private readonly config: { readonly baseUrl: string },
+    private readonly log: DeliveryLog,
   ) {}
 
   async create(userId: string, appId: string, input: { op: string; name?: string }): Promise<WebhookView> {
@@ -88,6 +92,7 @@ export class Webhooks {
 
   /** GET /api/v1/webhooks: webhooks on every app where the caller has app:write, and their plan. */
   async listForUser(userId: string): Promise<{ webhooks: WebhookView[]; limits: WebhookLimits }> {
+    await this.log.settled();
     const rows = await this.db
       .selectFrom("webhooks")
       .innerJoin("apps", "apps.id", "webhooks.app_id")
@@ -108,6 +113,7 @@ export class Webhooks {
   async listForApp(userId: string, appId: string): Promise<WebhookView[]> {
     const app = await this.apps.find(appId);
     await requireAppWrite(this.apps, userId, app);
+    await this.log.settled();
     const rows = await this.db.selectFrom("webhooks").selectAll().where("app_id", "=", app.id).orderBy("created_at").orderBy("id").execute();
     return rows.map((row) => webhookView(row, app.manifest, this.config.baseUrl));
   }
@@ -147,6 +153,7 @@ export class Webhooks {
   private async load(userId: string, id: string): Promise<{ row: WebhooksTable; app: AppRecord }> {
     const missing = () => apiError("not_found", `no webhook ${id}`);
     if (!WEBHOOK_ID.test(id)) throw missing();
+    await this.log.settled();
     const row = await this.db.selectFrom("webhooks").selectAll().where("id", "=", id).executeTakeFirst();
     if (row === undefined) throw missing();
     const app = await this.apps.get(row.app_id);

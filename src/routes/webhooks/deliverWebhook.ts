@@ -50,9 +50,9 @@ export default function deliverWebhook(app: App, ctx: AppContext): void {
         const ts = ctx.clock.now();
         const target = await ctx.deliveries.target(request.params.webhookId);
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const finish = async (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): Promise<void> => {
+        const finish = (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): void => {
           const result: DeliveryResult = { ts, status, response, error, attempted, deferred, durationMs: Math.round(performance.now() - started) };
-          await ctx.deliveries.record(target, raw, result);
+          ctx.deliveries.record(target, raw, result);
         };
         let attempted = false;
         try {
@@ -62,11 +62,11 @@ export default function deliverWebhook(app: App, ctx: AppContext): void {
           attempted = true;
           const { value, deferred } = await ctx.deliveries.run(target, raw);
           const body = { ok: true as const, value };
-          await finish(200, JSON.stringify(body), null, true, deferred);
+          finish(200, JSON.stringify(body), null, true, deferred);
           return body;
         } catch (error) {
           const failure = error instanceof ApiError ? error : unexpected(request, error);
-          await finish(failure.status, JSON.stringify(failure.toEnvelope()), failure, attempted);
+          finish(failure.status, JSON.stringify(failure.toEnvelope()), failure, attempted);
           throw failure;
         }
       },
