@@ -29,9 +29,9 @@ export interface ExecutorOptions {
   /**
    * App data. workerd caches KV reads (src/executor/README.md): coherence rests on this instance's
    * invalidations reaching every process before a write is answered and, where other instances
-   * write too (PostgreSQL), on each call's data version (`ExecutorCall.dataVersion`). When this
-   * instance is the sole writer (`storage.soleWriter`, the SQLite store) op calls also write
-   * behind, which rests on its knowing every write to an app.
+   * write too (PostgreSQL), on each call's data version (`ExecutorCall.dataVersion`). Op calls
+   * write behind within a lease of the app's room (README: Write-behind), from usage this
+   * instance knows (the SQLite store: every write) or the call read (`ExecutorCall.storedBytes`).
    */
   storage: StorageBackend;
   log: LogSink;
@@ -183,7 +183,8 @@ export class Executor {
     if (!this.storage.soleWriter && call.dataVersion !== undefined && (await this.storage.dataVersions.check(call.appId, call.dataVersion))) this.dropCachedReads(call.appId);
     const invocation = this.invocations.get(call.headers["x-svc-invocation"]);
     if (invocation === undefined || invocation.access !== "write" || !invocation.caps.has("kv")) return this.pool.invoke(call);
-    const lease = this.storage.lease(invocation.appId, WRITE_BEHIND_BYTES);
+    const seen = call.dataVersion === undefined || call.storedBytes === undefined ? undefined : { version: call.dataVersion, used: call.storedBytes };
+    const lease = this.storage.lease(invocation.appId, WRITE_BEHIND_BYTES, seen);
     if (lease === null) return this.pool.invoke(call);
     invocation.lease = lease;
     try {

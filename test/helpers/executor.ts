@@ -36,7 +36,10 @@ export interface Harness {
   executor: Executor;
   ops: Operations;
   events: PoolEvent[];
-  /** Calls an op as the owner over http; returns the value or throws the ApiError. */
+  /**
+   * Calls an op as the owner over http; returns the value or throws the ApiError. The app's data
+   * version and bytes used are read first, as the op route reads them with the app's row.
+   */
   call(app: AppRecord, op: string, input?: unknown, extra?: Partial<OperationCall>): Promise<unknown>;
   /** Stops the executor and starts a fresh one on the same store. */
   restart(): Promise<void>;
@@ -82,8 +85,10 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     events,
     executor: await boot(),
     ops: undefined as unknown as Operations,
-    call(app, op, input, extra) {
-      return h.ops.call({ app, role: "owner", op, input, trigger: "http", userId: "user-1", ...extra });
+    async call(app, op, input, extra) {
+      const usage = await store.db.selectFrom("app_storage_usage").select(["bytes", "data_version"]).where("app_id", "=", app.id).executeTakeFirst();
+      const read = { dataVersion: Number(usage?.data_version ?? 0), storedBytes: Number(usage?.bytes ?? 0) };
+      return h.ops.call({ app: { ...read, ...app }, role: "owner", op, input, trigger: "http", userId: "user-1", ...extra });
     },
     async restart() {
       await h.executor.close();

@@ -33,6 +33,8 @@ export interface AppRecord {
   updatedAt: number;
   /** Bumped by every committed write of the app's values on PostgreSQL (migration 020); 0 on SQLite. */
   dataVersion: number;
+  /** Bytes the app's values take, read with `dataVersion` from the same row (write-behind room on PostgreSQL). */
+  storedBytes: number;
   /**
    * The owning account's plan and age and the version of the app's secrets scope, read in the
    * same query as the app: an op call needs them (run ceilings, lane, isolate identity) and would
@@ -74,6 +76,7 @@ export function selectApps(db: Db) {
       "users.created_at as owner_created_at",
       "secret_versions.version as secrets_version",
       "app_storage_usage.data_version",
+      "app_storage_usage.bytes as stored_bytes",
     ]);
 }
 
@@ -100,6 +103,7 @@ export function toRecord(row: AppRow): AppRecord {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     dataVersion: Number(row.data_version ?? 0),
+    storedBytes: Number(row.stored_bytes ?? 0),
     ...(row.owner_plan === null || row.owner_created_at === null
       ? {}
       : { owner: { plan: row.owner_plan as Plan, createdAt: Number(row.owner_created_at), secretsVersion: Number(row.secrets_version ?? 0) } }),
@@ -134,6 +138,7 @@ export function newAppRecord(input: {
     createdAt: input.now,
     updatedAt: input.now,
     dataVersion: 0,
+    storedBytes: 0,
   };
 }
 

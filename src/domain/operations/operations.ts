@@ -22,6 +22,8 @@ export interface AppRecord {
   secretsVersion?: number;
   /** Bumped by every write of the app's values on PostgreSQL: tells the executor's read cache another instance wrote. */
   dataVersion?: number;
+  /** The app's bytes used, read with `dataVersion` (PostgreSQL write-behind room). */
+  storedBytes?: number;
   /** Free (unclaimed) apps run apart from claimed ones; claimed when omitted. */
   lane?: Lane;
   /** The owning account, for the executor's per-account quarantine; null while unclaimed. */
@@ -118,6 +120,7 @@ export class Operations {
       outcome = await this.executor.invoke({
         ...isolateOf(app),
         ...(app.dataVersion === undefined ? {} : { dataVersion: app.dataVersion }),
+        ...(app.storedBytes === undefined ? {} : { storedBytes: app.storedBytes }),
         caps,
         op,
         headers: {

@@ -22,14 +22,26 @@ export class WriteLease {
 // Unknown is always safe (it only means no lease), so the map may be dropped when it grows.
 const MAX_KNOWN_APPS = 50_000;
 
+/** An app's bytes used, as of its data version (PostgreSQL; always 0 on a sole writer). */
+export interface SeenUsage {
+  used: number;
+  version: number;
+}
+
 /**
- * What this instance knows of each app's bytes used, and the room held by leases. Only a sole
- * writer (the SQLite store) keeps usage here: each write's check, which runs under the store's
- * single write transaction, records the total it leaves, so a lease is granted against the same
- * order of events the checks see. Elsewhere usage stays unknown and no lease is granted.
+ * What this instance knows of each app's bytes used, and the room held by leases.
+ *
+ * - A sole writer (the SQLite store): each write's check, which runs under the store's single
+ *   write transaction, records the total it leaves, so a lease is granted against the same order
+ *   of events the checks see, and a write is never refused for room its lease held.
+ * - PostgreSQL: the usage an op call read with its app row (`SeenUsage`, a consistent pair from
+ *   one row) or that this instance's own write answered, whichever has the newer data version.
+ *   This instance's own writes leave its leases' room free (`heldBesides`, passed to the store's
+ *   check as a lower cap), but another instance may fill the room meanwhile: that write then
+ *   fails at the op's end rather than at its set() (src/executor/README.md, write-behind).
  */
 export class UsageLedger {
-  private readonly known = new Map<string, number>();
+  private readonly known = new Map<string, SeenUsage>();
   private readonly held = new Map<string, number>();
   private readonly loading = new Set<string>();
 
@@ -38,10 +50,16 @@ export class UsageLedger {
     private readonly load: (appId: string) => Promise<number>,
   ) {}
 
-  /** Up to `max` bytes of the app's room, or null when there is none or usage is not known yet. */
-  lease(appId: string, max: number): WriteLease | null {
-    if (!this.soleWriter) return null;
-    const used = this.known.get(appId);
+  /**
+   * Up to `max` bytes of the app's room, or null when there is none or usage is not known yet.
+   * `seen` is the usage the call read with its app's row; without it, PostgreSQL grants none.
+   */
+  lease(appId: string, max: number, seen?: SeenUsage): WriteLease | null {
+    if (!this.soleWriter) {
+      if (seen === undefined) return null;
+      this.observe(appId, seen.used, seen.version);
+    }
+    const used = this.known.get(appId)?.used;
     if (used === undefined) {
       this.learn(appId);
       return null;
@@ -58,11 +76,13 @@ export class UsageLedger {
     return (this.held.get(appId) ?? 0) - own;
   }
 
-  /** A write passed its check: the app now uses `used` bytes; `size` of them came out of `lease`. */
-  settle(appId: string, used: number, lease: WriteLease | null, size: number): void {
-    if (!this.soleWriter) return;
-    if (this.known.size >= MAX_KNOWN_APPS && !this.known.has(appId)) this.known.clear();
-    this.known.set(appId, used);
+  /**
+   * A write passed its check: the app now uses `used` bytes; `size` of them came out of `lease`.
+   * `version` is the data version the write made (PostgreSQL; without it only the lease counts).
+   */
+  settle(appId: string, used: number, lease: WriteLease | null, size: number, version?: number): void {
+    if (this.soleWriter) this.remember(appId, { used, version: 0 });
+    else if (version !== undefined) this.observe(appId, used, version);
     if (lease === null || lease.appId !== appId || lease.released) return;
     const taken = Math.min(lease.remaining, size);
     lease.remaining -= taken;
@@ -81,20 +101,32 @@ export class UsageLedger {
     lease.remaining = 0;
   }
 
+  /** PostgreSQL: keeps the usage of the newest data version seen. */
+  private observe(appId: string, used: number, version: number): void {
+    const had = this.known.get(appId);
+    if (had === undefined || had.version < version) this.remember(appId, { used, version });
+  }
+
+  private remember(appId: string, usage: SeenUsage): void {
+    if (this.known.size >= MAX_KNOWN_APPS && !this.known.has(appId)) this.known.clear();
+    this.known.set(appId, usage);
+  }
+
   private take(appId: string, bytes: number): void {
     const left = (this.held.get(appId) ?? 0) - bytes;
     if (left > 0) this.held.set(appId, left);
     else this.held.delete(appId);
   }
 
+  /** Sole writer only: PostgreSQL learns usage from each call's app row instead. */
   private learn(appId: string): void {
-    if (this.loading.has(appId)) return;
+    if (!this.soleWriter || this.loading.has(appId)) return;
     this.loading.add(appId);
     // The store runs one query at a time on SQLite, so this read lands between write
     // transactions; a check that ran meanwhile has recorded the newer total, which wins.
     this.load(appId)
       .then((used) => {
-        if (!this.known.has(appId)) this.known.set(appId, used);
+        if (!this.known.has(appId)) this.known.set(appId, { used, version: 0 });
       })
       .catch(() => undefined)
       .finally(() => this.loading.delete(appId));

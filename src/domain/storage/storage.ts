@@ -3,7 +3,7 @@ import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
 import { ensureUsageRow, lockForWrite, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { DataVersions } from "./data-versions.ts";
-import { UsageLedger, type WriteLease } from "./ledger.ts";
+import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
@@ -99,11 +99,12 @@ export class AppStorage {
 
   /**
    * Holds up to `max` bytes of the app's room for one op's writes until released; null when
-   * there is no room, usage is not known yet (it is learnt for next time), or another instance
-   * may write (PostgreSQL). Every other write leaves the held room free.
+   * there is no room or usage is not known yet (it is learnt for next time). On PostgreSQL the
+   * usage is the one the call read with its app (`seen`; none without it): see UsageLedger.
+   * Every other write of this instance leaves the held room free.
    */
-  lease(appId: string, max: number): WriteLease | null {
-    return this.ledger.lease(appId, max);
+  lease(appId: string, max: number, seen?: SeenUsage): WriteLease | null {
+    return this.ledger.lease(appId, max, seen);
   }
 
   /** Called after each committed KV write or delete (live `data` events). */
@@ -142,7 +143,7 @@ export class AppStorage {
     if (only === undefined) return;
     // PostgreSQL, one key: the whole write in one round trip (migration 021) instead of five.
     if (!this.soleWriter && entries.length === 1) {
-      await this.kvSetInOneStatement(appId, only);
+      await this.kvSetInOneStatement(appId, only, lease);
     } else {
       await this.write("app_kv", appId, entries, lease, async (trx) => {
         const now = this.clock.now();
@@ -153,24 +154,27 @@ export class AppStorage {
   }
 
   /** The PostgreSQL function's write (see migration 021), its version recorded before it answers. */
-  private kvSetInOneStatement(appId: string, entry: KvWrite & Sized): Promise<void> {
-    return this.dataVersions.ownWrite(appId, this.kvSetByFunction(appId, entry));
+  private kvSetInOneStatement(appId: string, entry: KvWrite & Sized, lease: WriteLease | null): Promise<void> {
+    return this.dataVersions.ownWrite(appId, this.kvSetByFunction(appId, entry, lease));
   }
 
-  /** Runs brickyard_kv_set; its refusal becomes `storage_full`. */
-  private async kvSetByFunction(appId: string, entry: KvWrite & Sized): Promise<void> {
+  /** Runs brickyard_kv_set under a cap lowered by the room other ops' leases hold; its refusal becomes `storage_full`. */
+  private async kvSetByFunction(appId: string, entry: KvWrite & Sized, lease: WriteLease | null): Promise<void> {
+    const held = this.ledger.heldBesides(appId, lease);
     let row: { data_version: number; used: number } | undefined;
     try {
-      row = await this.q.kvSetFunction.takeFirst(this.store.db, appId, entry.key, entry.value, entry.size, this.clock.now(), APP_CAP_BYTES);
+      row = await this.q.kvSetFunction.takeFirst(this.store.db, appId, entry.key, entry.value, entry.size, this.clock.now(), APP_CAP_BYTES - held);
     } catch (error) {
       const refusal = error as { message?: unknown; detail?: unknown };
       if (refusal.message !== "brickyard_storage_full" || typeof refusal.detail !== "string") throw error;
       const { used, size, freed } = JSON.parse(refusal.detail) as { used: number; size: number; freed: number };
-      storageFull(Number(used), Number(size), Number(freed));
+      storageFull(Number(used), Number(size), Number(freed), held);
     }
     if (row === undefined) throw new Error("brickyard_kv_set answered no row");
     // Answered after its commit: the version is this instance's own before the writer hears back.
-    this.dataVersions.recordOwn(appId, Number(row.data_version));
+    const version = Number(row.data_version);
+    this.dataVersions.recordOwn(appId, version);
+    this.ledger.settle(appId, Number(row.used), lease, entry.size, version);
   }
 
   async kvDelete(appId: string, key: string): Promise<boolean> {

@@ -1,13 +1,13 @@
-import type { DataVersions, KvWrite, ListOptions, ListPage, StoredBlob, WriteLease } from "../../domain/storage/index.ts";
+import type { DataVersions, KvWrite, ListOptions, ListPage, SeenUsage, StoredBlob, WriteLease } from "../../domain/storage/index.ts";
 
 /** What the internal API needs of app storage; `AppStorage` in domain/storage implements it. */
 export interface StorageBackend {
-  /** No other instance writes this app data: op calls may write behind. */
+  /** No other instance writes this app data (SQLite): no data versions to check. */
   readonly soleWriter: boolean;
   /** Where other instances write too: whether an app's cached reads are outdated. */
   readonly dataVersions: Pick<DataVersions, "check">;
   /** Room held for one op's writes (see AppStorage.lease); null when none can be held. */
-  lease(appId: string, max: number): WriteLease | null;
+  lease(appId: string, max: number, seen?: SeenUsage): WriteLease | null;
   kvGet(appId: string, key: string): Promise<string | null>;
   kvSet(appId: string, key: string, json: string, lease: WriteLease | null): Promise<void>;
   /** Several writes as one commit: all of them or none. */
