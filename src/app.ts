@@ -49,7 +49,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     // The calls that just ended are counted; the counts and the delivery records of the last
     // milliseconds are written while the store is open.
     await ctx.callCounts.close();
-    await ctx.deliveries.settled();
+    await ctx.deliveries.close();
     await ctx.store.close();
     ctx.assets.close();
   });

@@ -49,7 +49,7 @@ import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
-import { GroupCommit, type Database, type Store } from "./store/index.ts";
+import { GroupCommit, LaggingCommit, type Database, type Store } from "./store/index.ts";
 
 /** What the composition root is given: config and the opened store, plus test seams. */
 export interface AppDeps {
@@ -253,7 +253,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   });
   const copies = new Copies(db, clock, apps, assets, secrets, templates, builds, () => deps.config.baseUrl);
   builds.setCopyPublisher((input) => copies.publishBuilt(input));
-  const deliveryLog = new DeliveryLog(writes, (error) => log.warn({ err: error }, "a webhook delivery record was not stored"));
+  const lagging = deps.store.dialect === "sqlite" ? new LaggingCommit(db) : null;
+  const deliveryLog = new DeliveryLog(writes, lagging, (error) => log.warn({ err: error }, "a webhook delivery record was not stored"));
   return {
     lifecycle: { draining: false },
     builds,

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { WebhookDelivery, type DeliveryResult } from "../src/domain/webhooks/delivery.ts";
 import { DeliveryLog } from "../src/domain/webhooks/delivery-log.ts";
-import { GroupCommit } from "../src/store/index.ts";
+import { GroupCommit, LaggingCommit } from "../src/store/index.ts";
 import { createOwnedApp } from "./helpers/automation.ts";
 import { makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
@@ -30,7 +30,8 @@ describeEachDialect("webhook delivery log", (dialect) => {
   afterEach(() => {
     expect(refused).toEqual([]);
   });
-  const logOf = (delayMs: number) => new DeliveryLog(new GroupCommit(server.ctx.db, server.ctx.store.dialect), (error) => refused.push(error), delayMs);
+  const logOf = (delayMs: number) =>
+    new DeliveryLog(new GroupCommit(server.ctx.db, server.ctx.store.dialect), dialect === "sqlite" ? new LaggingCommit(server.ctx.db) : null, (error) => refused.push(error), delayMs);
 
   it("stores a record only when its delay is over or a reader settles the log, then with the webhook's last outcome", async () => {
     const log = logOf(forever);

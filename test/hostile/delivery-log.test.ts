@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { WebhookDelivery, type DeliveryResult } from "../../src/domain/webhooks/delivery.ts";
 import { DeliveryLog } from "../../src/domain/webhooks/delivery-log.ts";
-import { GroupCommit } from "../../src/store/index.ts";
+import { GroupCommit, LaggingCommit } from "../../src/store/index.ts";
 import { createOwnedApp } from "../helpers/automation.ts";
 import { makeUser } from "../helpers/apps.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";
@@ -27,7 +27,8 @@ describeEachDialect("hostile: delivery records sharing a transaction", (dialect)
     const doomed = await hookOn(attacker.token, "doomed");
     const innocent = await hookOn(bystander.token, "innocent");
     const refused: unknown[] = [];
-    const log = new DeliveryLog(new GroupCommit(server.ctx.db, server.ctx.store.dialect), (error) => refused.push(error), 3_600_000);
+    const lagging = dialect === "sqlite" ? new LaggingCommit(server.ctx.db) : null;
+    const log = new DeliveryLog(new GroupCommit(server.ctx.db, server.ctx.store.dialect), lagging, (error) => refused.push(error), 3_600_000);
     const delivery = new WebhookDelivery(server.ctx.db, server.ctx.clock, server.ctx.runner, log);
     const [a, b] = [await delivery.target(doomed.id), await delivery.target(innocent.id)];
     delivery.record(b, Buffer.from('{"n":1}'), result());

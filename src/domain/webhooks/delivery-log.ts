@@ -1,5 +1,5 @@
 import type { Transaction } from "kysely";
-import type { Database, GroupCommit } from "../../store/index.ts";
+import type { Database, GroupCommit, LaggingCommit } from "../../store/index.ts";
 
 /** A record's writes (the delivery row and the webhook's last outcome), run inside a transaction. */
 export type RecordWrite = (trx: Transaction<Database>) => Promise<void>;
@@ -22,7 +22,8 @@ const BATCH_BYTES = 1024 * 1024;
  * the log and of a webhook's last outcome call `settled()` first, so a person always sees the
  * deliveries already answered here. A crash loses at most the records of the last few
  * milliseconds, never an op's effects. Like `CallCounts`, but with a delay short enough for
- * other instances too.
+ * other instances too. On SQLite the batches commit without their own fsync (`LaggingCommit`:
+ * durable at the next sync, within a second), PostgreSQL through `GroupCommit`.
  */
 export class DeliveryLog {
   private pending: RecordWrite[] = [];
@@ -33,6 +34,8 @@ export class DeliveryLog {
 
   constructor(
     private readonly writes: GroupCommit,
+    /** SQLite: commits that skip their own fsync; null elsewhere. */
+    private readonly lagging: LaggingCommit | null,
     /** A record the store refused (its app deleted meanwhile, the disk full): it is dropped. */
     private readonly refused: (error: unknown) => void,
     private readonly delayMs = RECORD_DELAY_MS,
@@ -47,6 +50,12 @@ export class DeliveryLog {
       // Close settles the log; the timer alone should not keep a process alive.
       this.timer.unref();
     }
+  }
+
+  /** Writes what waits and syncs it: the store may close after. */
+  async close(): Promise<void> {
+    await this.settled();
+    await this.lagging?.close();
   }
 
   /** Resolves once every record added so far is stored (or refused). */
@@ -69,13 +78,17 @@ export class DeliveryLog {
   /** One transaction for the batch; if the store refuses it, each record alone, so one bad record costs only itself. */
   private async write(batch: readonly RecordWrite[]): Promise<void> {
     try {
-      await this.writes.run(async (trx) => {
+      await this.commit(async (trx) => {
         for (const write of batch) await write(trx);
       });
       return;
     } catch (error) {
       if (batch.length === 1) return this.refused(error);
     }
-    for (const write of batch) await this.writes.run(write).catch((error: unknown) => this.refused(error));
+    for (const write of batch) await this.commit(write).catch((error: unknown) => this.refused(error));
+  }
+
+  private commit(write: RecordWrite): Promise<void> {
+    return this.lagging === null ? this.writes.run(write) : this.lagging.run(write);
   }
 }

@@ -135,9 +135,14 @@ export class WebhookDelivery {
     }, request.length + result.response.length);
   }
 
-  /** Resolves once every delivery answered so far is recorded (at close; tests that read the table). */
+  /** Resolves once every delivery answered so far is recorded (tests that read the table). */
   settled(): Promise<void> {
     return this.log.settled();
+  }
+
+  /** Records and syncs every delivery answered so far; the store may close after. */
+  close(): Promise<void> {
+    return this.log.close();
   }
 
   /** The retention sweep job. */
