@@ -20,10 +20,11 @@ const BATCH_BYTES = 1024 * 1024;
  * waiting for its commit cost a delivery a third of its time (the commit's fsync blocks Node's
  * thread). Records are written together every `RECORD_DELAY_MS`, and this instance's readers of
  * the log and of a webhook's last outcome call `settled()` first, so a person always sees the
- * deliveries already answered here. A crash loses at most the records of the last few
- * milliseconds, never an op's effects. Like `CallCounts`, but with a delay short enough for
- * other instances too. On SQLite the batches commit without their own fsync (`LaggingCommit`:
- * durable at the next sync, within a second), PostgreSQL through `GroupCommit`.
+ * deliveries already answered here. Like `CallCounts`, but with a delay short enough for other
+ * instances too. On SQLite the batches commit without their own fsync (`LaggingCommit`: durable
+ * at the next sync, within a second), on PostgreSQL through `GroupCommit`. So a crash of this
+ * process loses the records still waiting (up to `RECORD_DELAY_MS`), a crash of the machine
+ * also those not yet synced (up to a second); never an op's effects, which commit as any op's do.
  */
 export class DeliveryLog {
   private pending: RecordWrite[] = [];
