@@ -120,6 +120,20 @@ describeEachDialect("webhooks API and delivery", (dialect) => {
     expect(after).toMatchObject({ last_outcome: "success", last_run_at: new Date(clock.now()).toISOString(), consecutive_failures: 0, last_error: null });
   });
 
+  it("answers every delivery with the rate-limit headers of its tighter bucket", async () => {
+    const appId = await createOwnedApp(server, owner.token, "hook-headers");
+    const hook = (await create(owner.token, appId, { op: "whoami" })).body.webhook;
+    const limitOf = (res: { headers: Headers }) => [res.headers.get("ratelimit-limit"), res.headers.get("x-ratelimit-limit")];
+    // Before a secret passes, only the per-address bucket (300/min) was taken.
+    expect(limitOf(await deliver("webhook_00000000-0000-4000-8000-000000000000", {}, { token: hook.secret }))).toEqual(["300", "300"]);
+    expect(limitOf(await deliver(hook.id, {}, { token: mintToken("hook").plaintext }))).toEqual(["300", "300"]);
+    // After it, the per-webhook bucket (120/min) has fewer left.
+    const ok = await deliver(hook.id, {}, { token: hook.secret });
+    expect(ok.status).toBe(200);
+    expect(limitOf(ok)).toEqual(["120", "120"]);
+    expect(ok.headers.get("ratelimit-remaining")).toBe("119");
+  });
+
   it("answers 401, 403, 400 and 404 exactly as the delivery rules say, and records each refusal", async () => {
     const appId = await createOwnedApp(server, owner.token, "hook-refusals");
     const hook = (await create(owner.token, appId, { op: "needs" })).body.webhook;

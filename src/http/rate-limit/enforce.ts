@@ -22,10 +22,19 @@ export function enforceRateLimit(
   checks: readonly BucketCheck[],
   options: RateLimitOptions,
 ): Decision {
+  const decision = takeOrRefuse(limiter, request, checks, options);
+  void reply.headers(rateLimitHeaders(decision));
+  return decision;
+}
+
+/**
+ * `enforceRateLimit` without writing the headers of a request let through: for a route gated by
+ * buckets taken at different steps, which writes the headers of the tighter one once.
+ */
+export function takeOrRefuse(limiter: RateLimiter, request: FastifyRequest, checks: readonly BucketCheck[], options: RateLimitOptions): Decision {
   const decision = limiter.take(checks);
-  const headers = rateLimitHeaders(decision);
-  void reply.headers(headers);
   if (decision.allowed) return decision;
+  const headers = rateLimitHeaders(decision);
 
   const kind = options.kind ?? "rate_limited";
   const retryUrl = options.baseUrl + request.url;

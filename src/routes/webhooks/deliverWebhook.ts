@@ -2,10 +2,10 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
-import type { DeliveryResult, DeliveryTarget } from "../../domain/webhooks/delivery.ts";
+import type { DeliveryResult } from "../../domain/webhooks/delivery.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import { clientIp } from "../../http/auth.ts";
-import { enforceRateLimit, rateLimitHeaders, type BucketRule, type Decision } from "../../http/rate-limit/index.ts";
+import { rateLimitHeaders, takeOrRefuse, type BucketRule, type Decision } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
 
 /** Spec Limits: 300/min per address (refusals not recorded); 120/min per webhook with a valid secret. */
@@ -37,42 +37,59 @@ export default function deliverWebhook(app: App, ctx: AppContext): void {
           response: { 200: Type.Object({ ok: Type.Literal(true), value: Type.Unknown() }) },
         },
         // The per-address bucket is taken before the body is read; its refusals are not recorded.
-        onRequest: async (request, reply) => {
-          const decision = enforceRateLimit(ctx.limiter, request, reply, [{ rule: HOOK_PER_ADDRESS, key: clientIp(request) }], {
-            baseUrl: ctx.config.baseUrl,
-          });
-          addressDecisions.set(request, decision);
+        // The headers of a request it lets through are written once, by the handler.
+        onRequest: async (request) => {
+          addressDecisions.set(request, takeOrRefuse(ctx.limiter, request, [{ rule: HOOK_PER_ADDRESS, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl }));
           return Promise.resolve();
         },
       },
       async (request, reply) => {
-        const started = performance.now();
-        const ts = ctx.clock.now();
-        const target = await ctx.deliveries.target(request.params.webhookId);
-        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const finish = (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): void => {
-          const result: DeliveryResult = { ts, status, response, error, attempted, deferred, durationMs: Math.round(performance.now() - started) };
-          ctx.deliveries.record(target, raw, result);
-        };
-        let attempted = false;
+        const limits: Limits = { address: addressDecisions.get(request), perWebhook: null };
         try {
-          ctx.deliveries.authenticate(target, presentedSecret(request.headers.authorization, request.query.key));
-          limitPerWebhook(ctx, request, reply, target);
-          ctx.deliveries.assertEnabled(target);
-          attempted = true;
-          const { value, deferred } = await ctx.deliveries.run(target, raw);
-          const body = { ok: true as const, value };
-          finish(200, JSON.stringify(body), null, true, deferred);
-          return body;
-        } catch (error) {
-          const failure = error instanceof ApiError ? error : unexpected(request, error);
-          finish(failure.status, JSON.stringify(failure.toEnvelope()), failure, attempted);
-          throw failure;
+          return await deliver(ctx, request, request.params.webhookId, request.query.key, limits);
+        } finally {
+          // Written once, whatever the answer; an error reply's own headers (a refusing bucket's,
+          // Retry-After) replace these.
+          const tightest = tighter(limits);
+          if (tightest !== null) void reply.headers(rateLimitHeaders(tightest));
         }
       },
     );
     registered();
   });
+}
+
+/** The buckets a delivery took: per address before its body was read, per webhook once its secret passed. */
+interface Limits {
+  address: Decision | undefined;
+  perWebhook: Decision | null;
+}
+
+/** The delivery rules in order (spec: Webhooks → Delivery rules); every request that gets here is recorded. */
+async function deliver(ctx: AppContext, request: FastifyRequest, webhookId: string, key: string | undefined, limits: Limits): Promise<{ ok: true; value: unknown }> {
+  const started = performance.now();
+  const ts = ctx.clock.now();
+  const target = await ctx.deliveries.target(webhookId);
+  const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const finish = (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): void => {
+    const result: DeliveryResult = { ts, status, response, error, attempted, deferred, durationMs: Math.round(performance.now() - started) };
+    ctx.deliveries.record(target, raw, result);
+  };
+  let attempted = false;
+  try {
+    ctx.deliveries.authenticate(target, presentedSecret(request.headers.authorization, key));
+    limits.perWebhook = takeOrRefuse(ctx.limiter, request, [{ rule: HOOK_PER_WEBHOOK, key: target.row.id }], { baseUrl: ctx.config.baseUrl });
+    ctx.deliveries.assertEnabled(target);
+    attempted = true;
+    const { value, deferred } = await ctx.deliveries.run(target, raw);
+    const body = { ok: true as const, value };
+    finish(200, JSON.stringify(body), null, true, deferred);
+    return body;
+  } catch (error) {
+    const failure = error instanceof ApiError ? error : unexpected(request, error);
+    finish(failure.status, JSON.stringify(failure.toEnvelope()), failure, attempted);
+    throw failure;
+  }
 }
 
 /** Bearer header first; `?key=` for senders that cannot set headers. Null when neither is sent. */
@@ -81,11 +98,10 @@ function presentedSecret(header: string | undefined, key: string | undefined): s
   return key ?? null;
 }
 
-/** Takes the per-webhook token; the headers then describe whichever bucket has fewer left. */
-function limitPerWebhook(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof enforceRateLimit>[2], target: DeliveryTarget): void {
-  const decision = enforceRateLimit(ctx.limiter, request, reply, [{ rule: HOOK_PER_WEBHOOK, key: target.row.id }], { baseUrl: ctx.config.baseUrl });
-  const address = addressDecisions.get(request);
-  if (address !== undefined && address.remaining < decision.remaining) void reply.headers(rateLimitHeaders(address));
+/** The bucket the headers describe: whichever has fewer left. */
+function tighter({ address, perWebhook }: Limits): Decision | null {
+  if (address === undefined || perWebhook === null) return perWebhook ?? address ?? null;
+  return perWebhook.remaining <= address.remaining ? perWebhook : address;
 }
 
 function unexpected(request: FastifyRequest, error: unknown): ApiError {
