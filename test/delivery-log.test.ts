@@ -38,8 +38,8 @@ describeEachDialect("webhook delivery log", (dialect) => {
     const delivery = deliveryWith(log);
     const before = await stored();
     const target = await delivery.target(hookId);
-    delivery.record(target, Buffer.from('{"a":1}'), result(200));
-    delivery.record(target, Buffer.from('{"a":2}'), result(200));
+    await delivery.record(target, Buffer.from('{"a":1}'), result(200));
+    await delivery.record(target, Buffer.from('{"a":2}'), result(200));
     // Written neither by the answer nor by the next turns of the event loop.
     await new Promise((resolve) => setImmediate(resolve));
     expect(await stored()).toBe(before);
@@ -53,7 +53,7 @@ describeEachDialect("webhook delivery log", (dialect) => {
     const log = logOf(20);
     const delivery = deliveryWith(log);
     const before = await stored();
-    delivery.record(await delivery.target(hookId), Buffer.from("{}"), result(200));
+    await delivery.record(await delivery.target(hookId), Buffer.from("{}"), result(200));
     await vi.waitFor(async () => expect(await stored()).toBe(before + 1), { timeout: 5000, interval: 10 });
   });
 
@@ -62,7 +62,7 @@ describeEachDialect("webhook delivery log", (dialect) => {
     const delivery = deliveryWith(log);
     const before = await stored();
     const target = await delivery.target(hookId);
-    for (let i = 0; i < 64; i++) delivery.record(target, Buffer.from(`{"i":${i}}`), result(200));
+    for (let i = 0; i < 64; i++) await delivery.record(target, Buffer.from(`{"i":${i}}`), result(200));
     await vi.waitFor(async () => expect(await stored()).toBe(before + 64), { timeout: 5000, interval: 10 });
   });
 

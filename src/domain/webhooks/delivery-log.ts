@@ -13,6 +13,9 @@ export const RECORD_DELAY_MS = 25;
 // A batch goes at once past either bound: request bodies wait in memory until written.
 const BATCH_RECORDS = 64;
 const BATCH_BYTES = 1024 * 1024;
+// Batches written but not yet stored past which senders wait for the log (see add()).
+export const MAX_BACKLOG = 4;
+const NO_WAIT = Promise.resolve();
 
 /**
  * The delivery log's writer. A delivery is answered before its record is stored: the record is
@@ -32,6 +35,7 @@ export class DeliveryLog {
   private timer: NodeJS.Timeout | null = null;
   /** The batches under way, one after another: the log's order is the order of the answers. */
   private writing: Promise<void> = Promise.resolve();
+  private backlog = 0;
 
   constructor(
     private readonly writes: GroupCommit,
@@ -42,7 +46,12 @@ export class DeliveryLog {
     private readonly delayMs = RECORD_DELAY_MS,
   ) {}
 
-  add(write: RecordWrite, bytes: number): void {
+  /**
+   * Queues a record. The answer to its sender waits on what this returns: nothing, unless the
+   * store has fallen `MAX_BACKLOG` batches behind, when senders wait for the log to catch up, so
+   * a flood of deliveries slows its senders instead of piling bodies up in memory.
+   */
+  add(write: RecordWrite, bytes: number): Promise<void> {
     this.pending.push(write);
     this.bytes += bytes;
     if (this.pending.length >= BATCH_RECORDS || this.bytes >= BATCH_BYTES) this.flush();
@@ -51,6 +60,7 @@ export class DeliveryLog {
       // Close settles the log; the timer alone should not keep a process alive.
       this.timer.unref();
     }
+    return this.backlog > MAX_BACKLOG ? this.writing : NO_WAIT;
   }
 
   /** Writes what waits and syncs it: the store may close after. */
@@ -73,7 +83,8 @@ export class DeliveryLog {
     this.pending = [];
     this.bytes = 0;
     // write() reports each failure to `refused` and never rejects, so the chain never breaks.
-    this.writing = this.writing.then(() => this.write(batch));
+    this.backlog += 1;
+    this.writing = this.writing.then(() => this.write(batch)).finally(() => (this.backlog -= 1));
   }
 
   /** One transaction for the batch; if the store refuses it, each record alone, so one bad record costs only itself. */

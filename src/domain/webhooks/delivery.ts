@@ -109,13 +109,14 @@ export class WebhookDelivery {
   /**
    * Records the request (every one that reaches here) and, for attempted deliveries, the
    * webhook's last outcome: queued on the delivery log, written within milliseconds in one
-   * transaction with the records around it (see DeliveryLog), not waited for by the sender.
+   * transaction with the records around it (see DeliveryLog). The sender waits on the promise
+   * only while the log is far behind the store.
    */
-  record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): void {
+  record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): Promise<void> {
     const outcome = result.error !== null ? "failure" : result.deferred ? "deferred" : "success";
     const capBytes = PLAN_LIMITS[target.app.owner?.plan ?? "free"].delivery_body_bytes;
     const id = target.row.id;
-    this.log.add(async (trx) => {
+    return this.log.add(async (trx) => {
       await insertDelivery(trx, {
         webhookId: id,
         appId: target.row.app_id,

@@ -71,9 +71,10 @@ async function deliver(ctx: AppContext, request: FastifyRequest, webhookId: stri
   const ts = ctx.clock.now();
   const target = await ctx.deliveries.target(webhookId);
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const finish = (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): void => {
+  // Resolves at once unless the delivery log is far behind the store (DeliveryLog.add); never rejects.
+  const finish = (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): Promise<void> => {
     const result: DeliveryResult = { ts, status, response, error, attempted, deferred, durationMs: Math.round(performance.now() - started) };
-    ctx.deliveries.record(target, raw, result);
+    return ctx.deliveries.record(target, raw, result);
   };
   let attempted = false;
   try {
@@ -83,11 +84,11 @@ async function deliver(ctx: AppContext, request: FastifyRequest, webhookId: stri
     attempted = true;
     const { value, deferred } = await ctx.deliveries.run(target, raw);
     const body = { ok: true as const, value };
-    finish(200, JSON.stringify(body), null, true, deferred);
+    await finish(200, JSON.stringify(body), null, true, deferred);
     return body;
   } catch (error) {
     const failure = error instanceof ApiError ? error : unexpected(request, error);
-    finish(failure.status, JSON.stringify(failure.toEnvelope()), failure, attempted);
+    await finish(failure.status, JSON.stringify(failure.toEnvelope()), failure, attempted);
     throw failure;
   }
 }
