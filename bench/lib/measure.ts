@@ -120,8 +120,13 @@ export async function measure<K extends string>(client: LoadClient, rows: Record
   return out;
 }
 
+/**
+ * The nearest-rank percentile: the smallest sample with at least `q` of all samples at or below
+ * it. (Until stop 31 this took the sample one rank higher, so "p99" of 100 samples was their
+ * maximum.)
+ */
 export function percentile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 }
 
 export function formatRow(name: string, r: Result): string {
