@@ -123,8 +123,9 @@ export async function sweepDeliveries(db: Kysely<Database>, now: number): Promis
 
 /** At most `cap` bytes of UTF-8, cut on a character boundary. */
 export function capBody(text: string, cap: number): { body: string; truncated: boolean } {
+  // Most bodies fit: count their bytes without copying them.
+  if (Buffer.byteLength(text, "utf8") <= cap) return { body: text, truncated: false };
   const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= cap) return { body: text, truncated: false };
   let end = cap;
   // Back off continuation bytes (10xxxxxx) so a multi-byte character is never split.
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
