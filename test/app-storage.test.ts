@@ -5,7 +5,7 @@ import { systemClock } from "../src/config/clock.ts";
 import { APP_CAP_BYTES, AppStorage, MiB, VALUE_CAP_BYTES } from "../src/domain/storage/index.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
-import { appModule, startHarness, type Harness } from "./helpers/executor.ts";
+import { appModule, exactUsage, startHarness, type Harness } from "./helpers/executor.ts";
 
 const KV = "svc:storage/kv@1.0";
 const BLOB = "svc:storage/blob@1.0";
@@ -19,11 +19,6 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   return error as ApiError;
 }
 
-async function exactUsage(h: Harness, appId: string): Promise<number> {
-  const kv = await h.store.db.selectFrom("app_kv").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", appId).executeTakeFirst();
-  const blobs = await h.store.db.selectFrom("app_blobs").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", appId).executeTakeFirst();
-  return Number(kv?.n ?? 0) + Number(blobs?.n ?? 0);
-}
 
 describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
   let h: Harness;
@@ -127,8 +122,8 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     // PostgreSQL: the usage an op call reads with its app row; SQLite learns it from its own writes.
     const seen = async () => {
       if (dialect === "sqlite") return undefined;
-      const row = await h.store.db.selectFrom("app_storage_usage").select(["bytes", "data_version"]).where("app_id", "=", appId).executeTakeFirstOrThrow();
-      return { used: Number(row.bytes), version: Number(row.data_version) };
+      const { storedBytes, dataVersion } = await h.usageOf(appId);
+      return { used: storedBytes, version: dataVersion };
     };
     const chunk = Buffer.alloc(VALUE_CAP_BYTES, 4);
     for (let i = 0; i < 9; i++) await h.storage.blobPut(appId, `chunk-${i}`, chunk, "application/octet-stream");

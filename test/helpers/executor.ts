@@ -38,9 +38,11 @@ export interface Harness {
   events: PoolEvent[];
   /**
    * Calls an op as the owner over http; returns the value or throws the ApiError. The app's data
-   * version and bytes used are read first, as the op route reads them with the app's row.
+   * version and bytes used are read first (`usageOf`), unless the record carries them.
    */
   call(app: AppRecord, op: string, input?: unknown, extra?: Partial<OperationCall>): Promise<unknown>;
+  /** The app's data version and bytes used, as the op route reads them with the app's row (0 before any write). */
+  usageOf(appId: string): Promise<{ dataVersion: number; storedBytes: number }>;
   /** Stops the executor and starts a fresh one on the same store. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -86,9 +88,11 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     executor: await boot(),
     ops: undefined as unknown as Operations,
     async call(app, op, input, extra) {
-      const usage = await store.db.selectFrom("app_storage_usage").select(["bytes", "data_version"]).where("app_id", "=", app.id).executeTakeFirst();
-      const read = { dataVersion: Number(usage?.data_version ?? 0), storedBytes: Number(usage?.bytes ?? 0) };
-      return h.ops.call({ app: { ...read, ...app }, role: "owner", op, input, trigger: "http", userId: "user-1", ...extra });
+      return h.ops.call({ app: { ...(await h.usageOf(app.id)), ...app }, role: "owner", op, input, trigger: "http", userId: "user-1", ...extra });
+    },
+    async usageOf(appId) {
+      const usage = await store.db.selectFrom("app_storage_usage").select(["bytes", "data_version"]).where("app_id", "=", appId).executeTakeFirst();
+      return { dataVersion: Number(usage?.data_version ?? 0), storedBytes: Number(usage?.bytes ?? 0) };
     },
     async restart() {
       await h.executor.close();
@@ -104,6 +108,13 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   };
   h.ops = new Operations(h.executor, diag, activity, clock, "http://brickyard.test", o.deadlineMs);
   return h;
+}
+
+/** The bytes an app's values take, summed from the values themselves (what the usage counter must equal). */
+export async function exactUsage(h: Harness, appId: string): Promise<number> {
+  const kv = await h.store.db.selectFrom("app_kv").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", appId).executeTakeFirst();
+  const blobs = await h.store.db.selectFrom("app_blobs").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", appId).executeTakeFirst();
+  return Number(kv?.n ?? 0) + Number(blobs?.n ?? 0);
 }
 
 /** A module whose routes are given as `name: "async (input, env, req) => value"` bodies. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { systemClock } from "../../src/config/clock.ts";
 import { APP_CAP_BYTES, AppStorage, VALUE_CAP_BYTES } from "../../src/domain/storage/index.ts";
 import { ApiError } from "../../src/errors/index.ts";
-import { appModule, startHarness, type Harness } from "../helpers/executor.ts";
+import { appModule, exactUsage, startHarness, type Harness } from "../helpers/executor.ts";
 
 const reachable = inject("pgAdminUrl") !== null;
 
@@ -27,8 +27,7 @@ const manifest = { routes: { fill: {} }, capabilities: { imports: ["svc:storage/
   it("fails the op whose lease was granted on usage another instance then filled; the cap holds to the byte", async () => {
     const app = h.code.publish("room-race", module, manifest);
     expect(await h.call(app, "fill", { n: 10 })).toBe("stored");
-    const usage = await h.store.db.selectFrom("app_storage_usage").select(["bytes", "data_version"]).where("app_id", "=", app.id).executeTakeFirstOrThrow();
-    const before = { dataVersion: Number(usage.data_version), storedBytes: Number(usage.bytes) };
+    const before = await h.usageOf(app.id);
 
     // The other instance leaves 100 bytes of room, after this call read the app (before).
     const chunk = Buffer.alloc(VALUE_CAP_BYTES, 1);
@@ -51,9 +50,7 @@ const manifest = { routes: { fill: {} }, capabilities: { imports: ["svc:storage/
     // A call that reads the app now is leased only the room left: set() refuses, and the app catches it.
     expect(await h.call(app, "fill", { n: 1000 })).toBe("storage_full");
     expect(await h.call(app, "fill", { n: 50 })).toBe("stored");
-    const exact = await h.store.db.selectFrom("app_kv").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", app.id).executeTakeFirstOrThrow();
-    const blobs = await h.store.db.selectFrom("app_blobs").select((eb) => eb.fn.sum<number>("size").as("n")).where("app_id", "=", app.id).executeTakeFirstOrThrow();
-    expect(await h.storage.usage(app.id)).toBe(Number(exact.n) + Number(blobs.n));
+    expect(await h.storage.usage(app.id)).toBe(await exactUsage(h, app.id));
     expect(await h.storage.usage(app.id)).toBeLessThanOrEqual(APP_CAP_BYTES);
   });
 });
