@@ -6,3 +6,4 @@ export type { AppVersionsTable, AppsTable, Database, PairingGuardsTable, Pairing
 export { bumpUsageRow, ensureUsageRow, lockForWrite, lockUsageRows } from "./locks.ts";
 export { PreparedQuery } from "./prepared.ts";
 export { WriteBatcher } from "./write-batcher.ts";
+export { timeOrderedUuid } from "./time-ordered-id.ts";

@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";
 import { DAY, iso } from "../../config/clock.ts";
-import { PreparedQuery, type Database } from "../../store/index.ts";
+import { PreparedQuery, timeOrderedUuid, type Database } from "../../store/index.ts";
 import type { WebhookDeliveriesTable } from "../../store/schema/webhooks.ts";
 import { redactSecrets } from "./secret.ts";
 
@@ -84,7 +83,7 @@ export async function insertDelivery(db: Kysely<Database>, d: DeliveryInput): Pr
   const response = capBody(redactSecrets(d.response), d.capBytes);
   await insertRecord.execute(
     db,
-    randomUUID(),
+    timeOrderedUuid(),
     d.webhookId,
     d.appId,
     d.ts,
