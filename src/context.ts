@@ -5,6 +5,7 @@ import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
+import { AppReadCache } from "./domain/apps/read-cache.ts";
 import { EmailVerification } from "./domain/accounts/verification.ts";
 import { Mailer } from "./domain/mail/mailer.ts";
 import { ShareLinks } from "./domain/shares/links.ts";
@@ -155,8 +156,14 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const tokens = new Tokens(db, clock, deps.config);
   // A listener that fails after a committed write cannot undo it; say so where operators look.
   const writes = new GroupCommit(db, deps.store.dialect);
-  const apps = new Apps(db, clock, tokens, deps.config, writes, (error, event) =>
-    log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
+  const apps = new Apps(
+    db,
+    clock,
+    tokens,
+    deps.config,
+    writes,
+    (error, event) => log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
+    deps.store.watch === undefined ? null : new AppReadCache(deps.store.watch),
   );
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);

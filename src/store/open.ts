@@ -7,11 +7,14 @@ import type { Dialect } from "./dialect.ts";
 import { migrationProvider } from "./migrations/index.ts";
 import { withNamedStatements } from "./pg-statements.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
+import { WriteWatch } from "./write-watch.ts";
 import type { Database } from "./schema/index.ts";
 
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** SQLite: moves when a row an op call's app read depends on may have changed (see WriteWatch). */
+  watch?: WriteWatch;
   close(): Promise<void>;
 }
 
@@ -58,8 +61,9 @@ export function openStore(options: StoreOptions): Store {
   sqlite.pragma("synchronous = FULL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), ...(options.log === undefined ? {} : { log: options.log }) });
-  return { db, dialect: "sqlite", close: () => db.destroy() };
+  const watch = new WriteWatch(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, watch) }), ...(options.log === undefined ? {} : { log: options.log }) });
+  return { db, dialect: "sqlite", watch, close: () => db.destroy() };
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */

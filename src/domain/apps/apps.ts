@@ -17,6 +17,7 @@ import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./buil
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
 import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
+import type { AppReadCache } from "./read-cache.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { uuidUrl } from "./urls.ts";
 
@@ -84,6 +85,8 @@ export class Apps {
     private readonly config: { readonly baseUrl: string },
     private readonly writes: GroupCommit,
     onListenerError: (error: unknown, event: AppEvent) => void,
+    /** SQLite: op calls' app reads are kept while nothing they depend on changed (read-cache.ts). */
+    private readonly readCache: AppReadCache | null = null,
   ) {
     this.events = new AppEvents(onListenerError);
   }
@@ -157,7 +160,8 @@ export class Apps {
    */
   async getWithTokenEpoch(id: string): Promise<{ app: AppRecord | null; tokenEpoch: number | undefined }> {
     if (!UUID.test(id)) return { app: null, tokenEpoch: undefined };
-    const { app, tokenEpoch } = await findAppWithTokenEpoch(this.db, id);
+    const load = () => findAppWithTokenEpoch(this.db, id);
+    const { app, tokenEpoch } = await (this.readCache === null ? load() : this.readCache.read(id, load));
     return { app: this.live(app), tokenEpoch };
   }
 

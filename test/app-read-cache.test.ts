@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql, type LogEvent } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate, openStore, WriteWatch, type Store } from "../src/store/index.ts";
+import { createUser, type TestUser } from "./helpers/accounts.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+// Issue 20: on SQLite an op call's app read (app row, owner's plan, secrets version, token
+// epoch) is kept while the store's WriteWatch stamp stands. PostgreSQL reads it per call, and
+// caches-instances.test.ts proves that across two instances.
+
+describe("WriteWatch: which statements move the stamp", () => {
+  it.each([
+    ['update "apps" set "revision" = ? where "id" = ?', true],
+    ['delete from "apps" where "id" = ?', true],
+    ['update "users" set "plan" = ? where "id" = ?', true],
+    ['insert into "secret_versions" ("owner_user_id", "manifest_id", "version") values (?, ?, ?) on conflict do update set "version" = "version" + 1', true],
+    ['insert into "secret_versions" ("owner_user_id", "manifest_id", "version") values (?, ?, ?)', true],
+    ['update "tokens" set "revoked_at" = ? where "id" = ?', true],
+    ['update "tokens" set "last_used_at" = ?, "revoked_at" = ? where "id" = ?', true],
+    ['delete from "tokens" where "app_id" = ?', true],
+    ["update token_epoch set epoch = epoch + 1 where id = 1", true],
+    ['insert into "apps" ("id", "owner_user_id") values (?, ?) on conflict ("id") do update set "owner_user_id" = ?', true],
+    // What it cannot place moves it: unknown is always safe.
+    ['with moved as (select 1) update "apps" set "revision" = 2', true],
+    ['alter table "apps" add column "x" integer', true],
+    ['delete from "main"."apps"', true],
+
+    // A new row nobody has read: a create, a sign-up, a minted token.
+    ['insert into "apps" ("id", "manifest_id") values (?, ?)', false],
+    ['insert into "users" ("id", "email") values (?, ?)', false],
+    ['insert into "tokens" ("id", "kind", "hash") values (?, ?, ?)', false],
+    // A token's use, recorded once a minute: no trigger watches it.
+    ['update "tokens" set "last_used_at" = ? where "id" = ?', false],
+    // Tables an app read does not join (KV writes touch app_storage_usage on every set).
+    ['insert into "app_kv" ("app_id", "key", "value") values (?, ?, ?) on conflict do update set "value" = ?', false],
+    ['update "app_storage_usage" set "bytes" = "bytes" + ? where "app_id" = ?', false],
+    ['insert into "webhook_deliveries" ("id", "webhook_id") values (?, ?)', false],
+    ['update "webhooks" set "last_run_at" = ? where "id" = ?', false],
+    // No row content changes.
+    ["pragma synchronous = NORMAL", false],
+    ["pragma wal_checkpoint(PASSIVE)", false],
+    ["commit", false],
+  ])("%s → moves: %s", (statement, moves) => {
+    expect(WriteWatch.moves(statement)).toBe(moves);
+  });
+});
+
+describe("WriteWatch on a SQLite store", () => {
+  let dir: string;
+  let store: Store;
+  let other: Store;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "brickyard-watch-"));
+    store = openStore({ databaseUrl: null, dataDir: dir });
+    await migrate(store);
+    other = openStore({ databaseUrl: null, dataDir: dir });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const stamp = () => {
+    if (store.watch === undefined) throw new Error("a SQLite store has a WriteWatch");
+    return store.watch.stamp();
+  };
+
+  it("moves for this connection's watched writes, a trigger's included, and not for others", async () => {
+    const before = stamp();
+    await sql`insert into users (id, email, handle, password_hash, plan, created_at) values ('u1', 'u1@example.test', 'u1', 'x', 'free', 1)`.execute(store.db);
+    expect(stamp()).toBe(before);
+    await store.db.updateTable("users").set({ plan: "pro" }).where("id", "=", "u1").execute();
+    const afterPlan = stamp();
+    expect(afterPlan).not.toBe(before);
+    await sql`pragma synchronous = NORMAL`.execute(store.db);
+    await sql`pragma synchronous = FULL`.execute(store.db);
+    expect(stamp()).toBe(afterPlan);
+  });
+
+  it("moves when another connection commits anything (the CLI, a second store on the file)", async () => {
+    const before = stamp();
+    await other.db.updateTable("users").set({ plan: "business" }).where("id", "=", "u1").execute();
+    expect(stamp()).not.toBe(before);
+    expect(other.watch?.stamp()).not.toBeNull();
+  });
+
+  it("is absent on PostgreSQL stores, which read per call", () => {
+    expect(openStore({ databaseUrl: "postgres://nobody@127.0.0.1:1/none", dataDir: dir }).watch).toBeUndefined();
+  });
+});
+
+describe("op calls on SQLite read their app once while nothing it depends on changes", () => {
+  let server: TestServer;
+  let owner: TestUser;
+  const appReads: string[] = [];
+  let url: string;
+  const V1 = `export const manifest = { id: "read-cache", routes: { which: {} } };
+export default { async fetch(request, env) { return Response.json({ ok: true, value: { v: 1, secret: env.API_KEY ?? null } }); } };`;
+  beforeAll(async () => {
+    server = await startServer({
+      queryLog: (event: LogEvent) => {
+        if (/from "apps"/.test(event.query.sql) && /"token_epoch"/.test(event.query.sql)) appReads.push(event.query.sql);
+      },
+    });
+    owner = await createUser(server);
+    const created = await server.client.post("/app", { module: V1 }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    url = `/app/${created.body.id}/api/which`;
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const call = async (token = owner.token) => {
+    const res = await server.client.post(url, {}, { token });
+    return { status: res.status, body: res.body as { ok: boolean; value?: { v: number; secret: string | null }; error?: { kind: string; reason?: string } } };
+  };
+  const readsOf = async (work: () => Promise<unknown>): Promise<number> => {
+    appReads.length = 0;
+    await work();
+    return appReads.length;
+  };
+
+  it("reads the app for the first call and not for the next ones", async () => {
+    expect(await readsOf(() => call())).toBe(1);
+    expect(await readsOf(async () => [await call(), await call(), await call()])).toBe(0);
+    expect((await call()).body.value).toEqual({ v: 1, secret: null });
+  });
+
+  it("runs a new revision at the very next call after a PUT", async () => {
+    const appId = url.split("/")[2] ?? "";
+    const put = await server.client.put(`/app/${appId}`, { module: V1.replace("v: 1", "v: 2") }, { token: owner.token });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect((await call()).body.value).toEqual({ v: 2, secret: null });
+  });
+
+  it("gives the very next call a secret set, then replaced, through the API", async () => {
+    const appId = url.split("/")[2] ?? "";
+    expect((await server.client.post(`/app/${appId}/secrets`, { name: "API_KEY", value: "first" }, { token: owner.token })).status).toBe(201);
+    expect((await call()).body.value).toEqual({ v: 2, secret: "first" });
+    expect((await server.client.put(`/app/${appId}/secrets/API_KEY`, { value: "second" }, { token: owner.token })).status).toBe(200);
+    expect((await call()).body.value).toEqual({ v: 2, secret: "second" });
+  });
+
+  it("refuses a token at the very next call after it is revoked through the API", async () => {
+    const minted = await server.client.post("/api/token", { name: "short-lived" }, { token: owner.token });
+    expect((await call(minted.body.token)).status).toBe(200);
+    expect((await call(minted.body.token)).status).toBe(200);
+    expect((await server.client.delete(`/api/token/${minted.body.id}`, { token: owner.token })).status).toBe(200);
+    const refused = await call(minted.body.token);
+    expect([refused.status, refused.body.error?.kind, refused.body.error?.reason]).toEqual([401, "unauthorized", "token_revoked"]);
+  });
+
+  it("refuses a token at the very next call after another connection revokes it (as an operator's tool would)", async () => {
+    const minted = await server.client.post("/api/token", { name: "revoked-elsewhere" }, { token: owner.token });
+    expect((await call(minted.body.token)).status).toBe(200);
+    expect(await readsOf(() => call(minted.body.token))).toBe(0);
+    const elsewhere = openStore({ databaseUrl: null, dataDir: server.config.dataDir });
+    try {
+      await elsewhere.db.updateTable("tokens").set({ revoked_at: Date.now(), revoked_reason: "revoked" }).where("id", "=", minted.body.id).execute();
+    } finally {
+      await elsewhere.close();
+    }
+    const refused = await call(minted.body.token);
+    expect([refused.status, refused.body.error?.kind, refused.body.error?.reason]).toEqual([401, "unauthorized", "token_revoked"]);
+  });
+
+  it("hands out records no call can change: they are shared by the calls that hit", async () => {
+    const appId = url.split("/")[2] ?? "";
+    await call();
+    const { app } = await server.ctx.apps.getWithTokenEpoch(appId);
+    expect(app).not.toBeNull();
+    expect(Object.isFrozen(app)).toBe(true);
+    expect(Object.isFrozen(app?.manifest.routes)).toBe(true);
+  });
+});
