@@ -5,7 +5,6 @@ import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
 import { Apps } from "./domain/apps/apps.ts";
-import { AppReadCache } from "./domain/apps/read-cache.ts";
 import { EmailVerification } from "./domain/accounts/verification.ts";
 import { Mailer } from "./domain/mail/mailer.ts";
 import { ShareLinks } from "./domain/shares/links.ts";
@@ -50,7 +49,7 @@ import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
-import { GroupCommit, LaggingCommit, type Database, type Store } from "./store/index.ts";
+import { GroupCommit, LaggingCommit, StampedCache, type Database, type Store } from "./store/index.ts";
 
 /** What the composition root is given: config and the opened store, plus test seams. */
 export interface AppDeps {
@@ -152,6 +151,8 @@ export interface AppContext {
 export async function createContext(deps: AppDeps): Promise<AppContext> {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
+  // SQLite: hot-path reads kept while nothing they join changed (store/write-watch.ts).
+  const watch = deps.store.watch;
   const log = createLogger(deps.config.logLevel, deps.logStream);
   const tokens = new Tokens(db, clock, deps.config);
   // A listener that fails after a committed write cannot undo it; say so where operators look.
@@ -163,7 +164,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     deps.config,
     writes,
     (error, event) => log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
-    deps.store.watch === undefined ? null : new AppReadCache(deps.store.watch),
+    watch === undefined ? null : new StampedCache(watch),
   );
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
@@ -281,7 +282,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
     webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config, deliveryLog),
-    deliveries: new WebhookDelivery(db, clock, runner, deliveryLog),
+    deliveries: new WebhookDelivery(db, clock, runner, deliveryLog, watch === undefined ? null : new StampedCache(watch)),
     storage,
     diag,
     activity,

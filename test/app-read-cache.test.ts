@@ -8,8 +8,8 @@ import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 // Issue 20: on SQLite an op call's app read (app row, owner's plan, secrets version, token
-// epoch) is kept while the store's WriteWatch stamp stands. PostgreSQL reads it per call, and
-// caches-instances.test.ts proves that across two instances.
+// epoch) and a webhook delivery's read are kept while the store's WriteWatch stamp stands.
+// PostgreSQL reads them per call; caches-instances.test.ts proves that across two instances.
 
 describe("WriteWatch: which statements move the stamp", () => {
   it.each([
@@ -20,6 +20,12 @@ describe("WriteWatch: which statements move the stamp", () => {
     ['insert into "secret_versions" ("owner_user_id", "manifest_id", "version") values (?, ?, ?)', true],
     ['update "tokens" set "revoked_at" = ? where "id" = ?', true],
     ['update "tokens" set "last_used_at" = ?, "revoked_at" = ? where "id" = ?', true],
+    ['update "webhooks" set "secret_hash" = ?, "secret_prefix" = ? where "id" = ?', true],
+    ['update "webhooks" set "enabled" = ?, "consecutive_failures" = ? where "id" = ?', true],
+    ['delete from "webhooks" where "id" = ?', true],
+    // An unquoted assignment is not Kysely's shape: it might set anything.
+    ['update "tokens" set "last_used_at" = ?, revoked_at = ? where "id" = ?', true],
+    ["update \"webhooks\" set \"last_error\" = coalesce(?, 'a, \"enabled\" = 0'), \"enabled\" = 0 where \"id\" = ?", true],
     ['delete from "tokens" where "app_id" = ?', true],
     ["update token_epoch set epoch = epoch + 1 where id = 1", true],
     ['insert into "apps" ("id", "owner_user_id") values (?, ?) on conflict ("id") do update set "owner_user_id" = ?', true],
@@ -32,8 +38,11 @@ describe("WriteWatch: which statements move the stamp", () => {
     ['insert into "apps" ("id", "manifest_id") values (?, ?)', false],
     ['insert into "users" ("id", "email") values (?, ?)', false],
     ['insert into "tokens" ("id", "kind", "hash") values (?, ?, ?)', false],
-    // A token's use, recorded once a minute: no trigger watches it.
+    ['insert into "webhooks" ("id", "app_id", "secret_hash") values (?, ?, ?)', false],
+    // Columns no hot-path read uses: a token's use (once a minute), a webhook's last outcome.
     ['update "tokens" set "last_used_at" = ? where "id" = ?', false],
+    ['update "webhooks" set "last_run_at" = ?, "last_outcome" = ?, "last_error" = ?, "consecutive_failures" = ? where "id" = ?', false],
+    ['update "webhooks" set "last_run_at" = ?, "last_outcome" = ?, "last_error" = ?, "consecutive_failures" = consecutive_failures + 1 where "id" = ?', false],
     // Tables an app read does not join (KV writes touch app_storage_usage on every set).
     ['insert into "app_kv" ("app_id", "key", "value") values (?, ?, ?) on conflict do update set "value" = ?', false],
     ['update "app_storage_usage" set "bytes" = "bytes" + ? where "app_id" = ?', false],
@@ -96,6 +105,7 @@ describe("op calls on SQLite read their app once while nothing it depends on cha
   let server: TestServer;
   let owner: TestUser;
   const appReads: string[] = [];
+  const webhookReads: string[] = [];
   let url: string;
   const V1 = `export const manifest = { id: "read-cache", routes: { which: {} } };
 export default { async fetch(request, env) { return Response.json({ ok: true, value: { v: 1, secret: env.API_KEY ?? null } }); } };`;
@@ -103,6 +113,7 @@ export default { async fetch(request, env) { return Response.json({ ok: true, va
     server = await startServer({
       queryLog: (event: LogEvent) => {
         if (/from "apps"/.test(event.query.sql) && /"token_epoch"/.test(event.query.sql)) appReads.push(event.query.sql);
+        if (/^select .* from "apps" .*join "webhooks"/s.test(event.query.sql)) webhookReads.push(event.query.sql);
       },
     });
     owner = await createUser(server);
@@ -165,6 +176,24 @@ export default { async fetch(request, env) { return Response.json({ ok: true, va
     }
     const refused = await call(minted.body.token);
     expect([refused.status, refused.body.error?.kind, refused.body.error?.reason]).toEqual([401, "unauthorized", "token_revoked"]);
+  });
+
+  it("reads a webhook and its app for the first delivery only, and sees a rotated secret at the next", async () => {
+    const appId = url.split("/")[2] ?? "";
+    const created = await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "which" }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const hook = created.body.webhook as { id: string; secret: string };
+    const deliver = (secret: string) => server.client.post(`/api/v1/hooks/${hook.id}`, {}, { token: secret });
+    webhookReads.length = 0;
+    expect((await deliver(hook.secret)).status).toBe(200);
+    expect(webhookReads).toHaveLength(1);
+    for (let i = 0; i < 3; i++) expect((await deliver(hook.secret)).status).toBe(200);
+    expect(webhookReads).toHaveLength(1);
+    const rotated = await server.client.patch(`/api/v1/webhooks/${hook.id}`, { rotate_secret: true }, { token: owner.token });
+    expect(rotated.status).toBe(200);
+    const refused = await deliver(hook.secret);
+    expect([refused.status, refused.body.error?.kind]).toEqual([401, "unauthorized"]);
+    expect((await deliver(rotated.body.webhook.secret)).status).toBe(200);
   });
 
   it("hands out records no call can change: they are shared by the calls that hit", async () => {

@@ -7,4 +7,5 @@ export { bumpUsageRow, ensureUsageRow, lockForWrite, lockUsageRows } from "./loc
 export { PreparedQuery } from "./prepared.ts";
 export { WriteBatcher } from "./write-batcher.ts";
 export { timeOrderedUuid } from "./time-ordered-id.ts";
+export { StampedCache } from "./stamped-cache.ts";
 export { WriteWatch } from "./write-watch.ts";

@@ -1,16 +1,19 @@
 import type BetterSqlite3 from "better-sqlite3";
 
 /**
- * Tells a SQLite store's readers whether anything an op call's app read depends on may have
- * changed since they last read it: the stamp moves whenever this connection runs a statement that
- * may change such a row, or another connection (the CLI, a second store on the file) commits.
+ * Tells a SQLite store's readers whether a row a hot-path read depends on may have changed since
+ * they read it: the stamp moves whenever this connection runs a statement that may change such a
+ * row, or another connection (the CLI, a second store on the file) commits anything.
  *
- * Watched: updates and deletes of apps and users (an insert changes no row a reader holds),
- * every write of secret_versions and token_epoch, and updates and deletes of tokens (triggers
- * move the token epoch then, migration 022). Not watched: app_storage_usage, which every KV
- * write touches and which nothing on a sole writer's op path reads (PostgreSQL reads it per
- * call and has no such cache). A write statement this cannot place (DDL, a CTE, raw SQL of a
- * shape not below) moves the stamp too: unknown is always safe.
+ * Watched: every write of apps, users, secret_versions, token_epoch, tokens and webhooks (what an
+ * op call's app read and a webhook delivery's read join), except
+ * - a plain insert into apps, users, tokens or webhooks: a new row nobody has read (a token's
+ *   insert leaves the token epoch alone, migration 022);
+ * - an update that sets only columns no such read uses (a token's `last_used_at`, a webhook's
+ *   last outcome): several a second on a busy service, each would otherwise empty every cache.
+ * Not watched: app_storage_usage (every KV write touches it; nothing on a sole writer's op path
+ * reads it), and every table no hot-path read joins. A write this cannot place (DDL, a CTE, a
+ * schema-qualified name, raw SQL of another shape) moves the stamp: unknown is always safe.
  */
 export class WriteWatch {
   private local = 0;
@@ -23,15 +26,15 @@ export class WriteWatch {
 
   /** Whether running `sql` (prepared, not read-only) may change a watched row. */
   static moves(sql: string): boolean {
-    if (TOUCH.test(sql)) return false;
     const target = WRITE.exec(sql)?.groups;
     if (target === undefined) return !CONTENT_NEUTRAL.test(sql);
     const table = target.table ?? "";
     if (!WATCHED.has(table)) return false;
-    return !(target.insert !== undefined && INSERT_ONLY.has(table) && !/\bon\s+conflict\b/i.test(sql));
+    if (target.insert !== undefined) return !(NEW_ROWS_ONLY.has(table) && !/\bon\s+conflict\b/i.test(sql));
+    return target.update === undefined || !setsOnly(sql, UNREAD_COLUMNS[table] ?? []);
   }
 
-  /** Called before a watched statement runs (bumping early is safe; a throw still moved nothing). */
+  /** Called before a watched statement runs (moving early is safe: a throw then moved nothing). */
   touch(): void {
     this.local++;
   }
@@ -50,16 +53,52 @@ export class WriteWatch {
   }
 }
 
-const WATCHED = new Set(["apps", "users", "secret_versions", "token_epoch", "tokens"]);
-// Tables where a plain insert adds a row no reader held (a new app or user; a token's insert
-// leaves the epoch alone). An upsert may change an existing row, so it moves the stamp.
-const INSERT_ONLY = new Set(["apps", "users", "tokens"]);
+const WATCHED = new Set(["apps", "users", "secret_versions", "token_epoch", "tokens", "webhooks"]);
+const NEW_ROWS_ONLY = new Set(["apps", "users", "tokens", "webhooks"]);
+const UNREAD_COLUMNS: Record<string, readonly string[]> = {
+  tokens: ["last_used_at"],
+  webhooks: ["last_run_at", "last_outcome", "last_error", "consecutive_failures"],
+};
 // The statements Kysely writes (`insert into "t"`, `update "t"`, `delete from "t"`), and raw ones
 // alike; a schema-qualified or otherwise unusual target does not match, and so moves the stamp.
-const WRITE = /^\s*(?:(?<insert>insert|replace)(?:\s+or\s+\w+)?\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(?<table>[A-Za-z_][A-Za-z0-9_]*)"?[\s(]/i;
-// A token's first use in a minute records it (Tokens.authenticate); no trigger watches that column,
-// and with many tokens in use it would otherwise move the stamp several times a second.
-const TOUCH = /^update "tokens" set "last_used_at" = \? where "id" = \?$/;
+const WRITE =
+  /^\s*(?:(?<insert>insert|replace)(?:\s+or\s+\w+)?\s+into|(?<update>update)(?:\s+or\s+\w+)?|delete\s+from)\s+"?(?<table>[A-Za-z_][A-Za-z0-9_]*)"?[\s(]/i;
 // Statements that change no table's content: transaction control and pragmas (LaggingCommit
 // switches `synchronous` for every delivery batch; a checkpoint copies pages, not rows).
 const CONTENT_NEUTRAL = /^\s*(begin|commit|end|rollback|savepoint|release|pragma|analyze|vacuum)\b/i;
+// Kysely's update: `update "t" set "a" = …, "b" = … where …`, every assigned column quoted.
+const KYSELY_UPDATE = /^update "[A-Za-z0-9_]+" set (?<assignments>.*) where /s;
+
+/**
+ * Whether a Kysely-shaped update assigns nothing but `columns`: its set clause, split at the
+ * commas outside parentheses and string literals, must be all `"name" = …` with each name listed.
+ * Anything else (an unquoted name, a shape this does not know) is "no".
+ */
+function setsOnly(sql: string, columns: readonly string[]): boolean {
+  const assignments = KYSELY_UPDATE.exec(sql)?.groups?.assignments;
+  if (assignments === undefined) return false;
+  return topLevelParts(assignments).every((part) => {
+    const name = /^\s*"([A-Za-z0-9_]+)" = /.exec(part)?.[1];
+    return name !== undefined && columns.includes(name);
+  });
+}
+
+function topLevelParts(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "'") quoted = !quoted;
+    else if (quoted) continue;
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "," && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}

@@ -194,7 +194,10 @@ describe("hostile: leaks and edges", () => {
   });
 
   it("left the claimed victim, called all along, unharmed", async () => {
+    // The attacks above take ~2 s (16 victim calls, whose "p99" would be their slowest); the
+    // window is judged over 100 calls, ~8 s more of the victim at 8 calls a second.
     await scene.probe.victimSamples(8);
+    await scene.probe.victimSamplesSince(from, 100);
     const during = figures(scene.probe.samples, from, Date.now());
     report("leak attempts (secrets, query keys, refresh bucket, parser errors)", during, during, 0, quarantinedApps(logs), {});
     expectUnharmed(during, "leaks");

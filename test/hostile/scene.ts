@@ -179,6 +179,8 @@ export function burst(server: TestServer, app: { id: string; token: string }, op
 
 export class Probe {
   readonly samples: Sample[] = [];
+  /** Checks run as each sample comes in (see `until`). */
+  private readonly waiters = new Set<() => void>();
 
   private constructor(private readonly child: ChildProcess) {}
 
@@ -190,16 +192,43 @@ export class Probe {
       lines.on("line", (line) => {
         const sample = JSON.parse(line) as Sample | { kind: "ready" };
         if (sample.kind === "ready") resolve();
-        else probe.samples.push(sample);
+        else {
+          probe.samples.push(sample);
+          for (const check of probe.waiters) check();
+        }
       });
     });
     return probe;
   }
 
   /** Resolves once `n` more victim samples have come in (the stretch "after" an attack). */
-  async victimSamples(n: number): Promise<void> {
-    const target = this.samples.filter((s) => s.kind === "victim").length + n;
-    while (this.samples.filter((s) => s.kind === "victim").length < target) await new Promise((resolve) => setTimeout(resolve, 50));
+  victimSamples(n: number): Promise<void> {
+    const target = this.victimsSince(0) + n;
+    return this.until(() => this.victimsSince(0) >= target);
+  }
+
+  /**
+   * Resolves once at least `n` victim samples were taken since `from`. A window's p99 is its
+   * maximum below 100 samples (nearest rank), so a window judged by its p99 should hold 100.
+   */
+  victimSamplesSince(from: number, n: number): Promise<void> {
+    return this.until(() => this.victimsSince(from) >= n);
+  }
+
+  private victimsSince(from: number): number {
+    return this.samples.filter((s) => s.kind === "victim" && s.at >= from).length;
+  }
+
+  private until(done: () => boolean): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!done()) return;
+        this.waiters.delete(check);
+        resolve();
+      };
+      this.waiters.add(check);
+    });
   }
 
   async stop(): Promise<void> {

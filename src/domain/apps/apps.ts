@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { UUID } from "../ids.ts";
-import { isUniqueViolation, type Database, type GroupCommit } from "../../store/index.ts";
+import { isUniqueViolation, type Database, type GroupCommit, type StampedCache } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
 import { directRole, requirePermission, widest, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
 
@@ -17,7 +17,6 @@ import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./buil
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
 import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
-import type { AppReadCache } from "./read-cache.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { uuidUrl } from "./urls.ts";
 
@@ -58,6 +57,12 @@ export interface UpdateOptions {
   lockFrom?: number;
 }
 
+/** An op call's one read: the app (with its owner's plan and secrets version) and the token epoch. */
+export interface AppWithTokenEpoch {
+  app: AppRecord | null;
+  tokenEpoch: number;
+}
+
 /** The source of one revision plus its manifest: what the executor loads. */
 export interface ActiveCode extends SourceBundle {
   revision: number;
@@ -85,8 +90,8 @@ export class Apps {
     private readonly config: { readonly baseUrl: string },
     private readonly writes: GroupCommit,
     onListenerError: (error: unknown, event: AppEvent) => void,
-    /** SQLite: op calls' app reads are kept while nothing they depend on changed (read-cache.ts). */
-    private readonly readCache: AppReadCache | null = null,
+    /** SQLite: op calls' app reads, kept while nothing they join changed (null on PostgreSQL). */
+    private readonly readCache: StampedCache<AppWithTokenEpoch> | null = null,
   ) {
     this.events = new AppEvents(onListenerError);
   }
@@ -161,7 +166,8 @@ export class Apps {
   async getWithTokenEpoch(id: string): Promise<{ app: AppRecord | null; tokenEpoch: number | undefined }> {
     if (!UUID.test(id)) return { app: null, tokenEpoch: undefined };
     const load = () => findAppWithTokenEpoch(this.db, id);
-    const { app, tokenEpoch } = await (this.readCache === null ? load() : this.readCache.read(id, load));
+    // An absent app is not kept: its create would be an insert, which moves no stamp.
+    const { app, tokenEpoch } = await (this.readCache === null ? load() : this.readCache.read(id, load, (read) => read.app !== null));
     return { app: this.live(app), tokenEpoch };
   }
 

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, type ApiError } from "../../errors/index.ts";
-import { PreparedQuery, type Database } from "../../store/index.ts";
+import { PreparedQuery, type Database, type StampedCache } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import { selectApps, toRecord, type AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
@@ -17,7 +17,7 @@ export interface DeliveryTarget {
   app: AppRecord;
 }
 
-// A delivery's one read: what it needs of the webhook, joined to its app.
+// A delivery's one read: what it needs of the webhook, joined to its app (PostgreSQL: one round trip).
 const webhookWithApp = new PreparedQuery(1, (db, id: string) =>
   selectApps(db)
     .innerJoin("webhooks", "webhooks.app_id", "apps.id")
@@ -60,14 +60,23 @@ export class WebhookDelivery {
     private readonly clock: Clock,
     private readonly runner: AppRunner,
     private readonly log: DeliveryLog,
+    /** SQLite: targets kept while nothing they join changed (null on PostgreSQL). */
+    private readonly targets: StampedCache<DeliveryTarget | null> | null = null,
   ) {}
 
   /** The webhook named by a delivery URL; 404 `not_found` when there is none (nothing to record under). */
   async target(id: string): Promise<DeliveryTarget> {
     const missing = () => apiError("not_found", `no webhook ${id}`);
     if (!WEBHOOK_ID.test(id)) throw missing();
+    const load = () => this.load(id);
+    const target = await (this.targets === null ? load() : this.targets.read(id, load, (found) => found !== null));
+    if (target === null) throw missing();
+    return target;
+  }
+
+  private async load(id: string): Promise<DeliveryTarget | null> {
     const found = await webhookWithApp.takeFirst(this.db, id);
-    if (found === undefined) throw missing();
+    if (found === undefined) return null;
     // The delivery runs with this record, and its owner's plan caps the stored bodies.
     const app = toRecord(found);
     return { row: { id: found.webhook_id, app_id: app.id, op: found.webhook_op, secret_hash: found.webhook_secret_hash, enabled: found.webhook_enabled }, app };
