@@ -96,6 +96,20 @@ describe("WriteWatch on a SQLite store", () => {
     expect(other.watch?.stamp()).not.toBeNull();
   });
 
+  it("leaves no way for a statement it ignores to change a watched row (triggers, cascades)", async () => {
+    const watched = ["apps", "users", "secret_versions", "token_epoch", "tokens", "webhooks"];
+    for (const table of watched) expect(WriteWatch.moves(`delete from "${table}" where "id" = ?`), table).toBe(true);
+    // A trigger runs inside its statement: it must sit on a table whose writes move the stamp.
+    const triggers = (await sql<{ name: string; tbl_name: string }>`select name, tbl_name from sqlite_master where type = 'trigger'`.execute(store.db)).rows;
+    expect(triggers.length).toBeGreaterThan(0);
+    for (const trigger of triggers) expect(watched, trigger.name).toContain(trigger.tbl_name);
+    // A cascade from a parent's delete changes a watched row: the parent must be watched too.
+    for (const table of watched) {
+      const parents = (await sql<{ table: string }>`select "table" from pragma_foreign_key_list(${table})`.execute(store.db)).rows;
+      for (const parent of parents) expect(watched, `${table} → ${parent.table}`).toContain(parent.table);
+    }
+  });
+
   it("is absent on PostgreSQL stores, which read per call", () => {
     expect(openStore({ databaseUrl: "postgres://nobody@127.0.0.1:1/none", dataDir: dir }).watch).toBeUndefined();
   });
