@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql, type LogEvent } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, openStore, WriteWatch, type Store } from "../src/store/index.ts";
+import Database from "better-sqlite3";
+import { migrate, openStore, StampedCache, WriteWatch, type Store } from "../src/store/index.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -54,6 +55,48 @@ describe("WriteWatch: which statements move the stamp", () => {
     ["commit", false],
   ])("%s → moves: %s", (statement, moves) => {
     expect(WriteWatch.moves(statement)).toBe(moves);
+  });
+});
+
+describe("StampedCache", () => {
+  const watch = new WriteWatch(new Database(":memory:"));
+  const counting = () => {
+    const loads: string[] = [];
+    return { loads, load: (key: string) => () => Promise.resolve((loads.push(key), { key, n: loads.length })) };
+  };
+
+  it("loads once per stamp, again once the stamp moves, and hands out frozen values", async () => {
+    const cache = new StampedCache<{ key: string; n: number }>(watch);
+    const { loads, load } = counting();
+    const first = await cache.read("a", load("a"), () => 100);
+    expect(await cache.read("a", load("a"), () => 100)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    watch.touch();
+    expect(await cache.read("a", load("a"), () => 100)).toEqual({ key: "a", n: 2 });
+    expect(loads).toEqual(["a", "a"]);
+  });
+
+  it("keeps nothing `weigh` refuses, nor one value over a sixteenth of its 32 MiB", async () => {
+    const cache = new StampedCache<{ key: string; n: number }>(watch);
+    const { loads, load } = counting();
+    await cache.read("a", load("a"), () => null);
+    await cache.read("a", load("a"), () => null);
+    await cache.read("b", load("b"), () => 2 * 1024 * 1024 + 1);
+    await cache.read("b", load("b"), () => 2 * 1024 * 1024 + 1);
+    expect(loads).toEqual(["a", "a", "b", "b"]);
+  });
+
+  it("forgets its oldest values past 32 MiB of their weights", async () => {
+    const cache = new StampedCache<{ key: string; n: number }>(watch);
+    const { loads, load } = counting();
+    const mib = 1024 * 1024;
+    for (let i = 0; i < 33; i++) await cache.read(`k${i}`, load(`k${i}`), () => mib);
+    // 33 MiB were offered: the first one went, the second and the last are still there.
+    await cache.read("k1", load("k1"), () => mib);
+    await cache.read("k32", load("k32"), () => mib);
+    expect(loads).toHaveLength(33);
+    await cache.read("k0", load("k0"), () => mib);
+    expect(loads).toHaveLength(34);
   });
 });
 

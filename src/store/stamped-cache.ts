@@ -1,7 +1,9 @@
 import type { WriteWatch } from "./write-watch.ts";
 
-// Past this many keys the oldest read is forgotten (a miss costs one query, as with no cache).
-const MAX_KEYS = 10_000;
+// Past this many (estimated) bytes the oldest reads are forgotten; a miss costs one query, as
+// with no cache. A manifest may be a good part of a 256 KiB module: a count alone would let
+// 10,000 such apps, each called once, hold gigabytes.
+const MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * Hot-path reads of a SQLite store, each kept while the store's WriteWatch stamp stands: any
@@ -13,26 +15,39 @@ const MAX_KEYS = 10_000;
  * Values handed out are shared by the reads that hit, so they are frozen, all the way down.
  */
 export class StampedCache<V> {
-  private readonly entries = new Map<string, { stamp: string; value: V }>();
+  private readonly entries = new Map<string, { stamp: string; value: V; bytes: number }>();
+  private bytes = 0;
 
   constructor(private readonly watch: WriteWatch) {}
 
-  /** The value under `key`, from `load` unless kept under the current stamp; kept if `keep` says so. */
-  async read(key: string, load: () => Promise<V>, keep: (value: V) => boolean): Promise<V> {
+  /**
+   * The value under `key`, from `load` unless kept under the current stamp. `weigh` tells what a
+   * loaded value costs to keep, in bytes, or null not to keep it.
+   */
+  async read(key: string, load: () => Promise<V>, weigh: (value: V) => number | null): Promise<V> {
     // Taken before the read: a write meanwhile moves it, so a value is never labelled newer than it is.
     const stamp = this.watch.stamp();
     const hit = this.entries.get(key);
     if (stamp !== null && hit?.stamp === stamp) return hit.value;
     const value = await load();
-    if (stamp === null || !keep(value)) return value;
+    const bytes = stamp === null ? null : weigh(value);
+    if (stamp === null || bytes === null || bytes > MAX_BYTES / 16) return value;
     deepFreeze(value);
-    this.entries.delete(key);
-    this.entries.set(key, { stamp, value });
-    if (this.entries.size > MAX_KEYS) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
+    this.forget(key);
+    this.entries.set(key, { stamp, value, bytes });
+    this.bytes += bytes;
+    for (const oldest of this.entries.keys()) {
+      if (this.bytes <= MAX_BYTES) break;
+      this.forget(oldest);
     }
     return value;
+  }
+
+  private forget(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
   }
 }
 

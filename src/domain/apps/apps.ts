@@ -15,7 +15,7 @@ import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./build-seam.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
-import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, type AppRecord } from "./queries.ts";
+import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, recordBytes, type AppRecord } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { uuidUrl } from "./urls.ts";
@@ -167,7 +167,7 @@ export class Apps {
     if (!UUID.test(id)) return { app: null, tokenEpoch: undefined };
     const load = () => findAppWithTokenEpoch(this.db, id);
     // An absent app is not kept: its create would be an insert, which moves no stamp.
-    const { app, tokenEpoch } = await (this.readCache === null ? load() : this.readCache.read(id, load, (read) => read.app !== null));
+    const { app, tokenEpoch } = await (this.readCache === null ? load() : this.readCache.read(id, load, (read) => (read.app === null ? null : recordBytes(read.app))));
     return { app: this.live(app), tokenEpoch };
   }
 

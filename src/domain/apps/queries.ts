@@ -110,6 +110,11 @@ export function toRecord(row: AppRow): AppRecord {
   };
 }
 
+/** About what a record takes in memory: its manifest (parsed, ~3× its JSON) and the rest. */
+export function recordBytes(app: AppRecord): number {
+  return 3 * JSON.stringify(app.manifest).length + 2048;
+}
+
 /** The record of an app just inserted at revision 1, without reading it back. */
 export function newAppRecord(input: {
   id: string;

@@ -3,7 +3,7 @@ import type { Clock } from "../../config/clock.ts";
 import { apiError, type ApiError } from "../../errors/index.ts";
 import { PreparedQuery, type Database, type StampedCache } from "../../store/index.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
-import { selectApps, toRecord, type AppRecord } from "../apps/queries.ts";
+import { recordBytes, selectApps, toRecord, type AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { PLAN_LIMITS } from "../plans.ts";
 import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
@@ -69,7 +69,7 @@ export class WebhookDelivery {
     const missing = () => apiError("not_found", `no webhook ${id}`);
     if (!WEBHOOK_ID.test(id)) throw missing();
     const load = () => this.load(id);
-    const target = await (this.targets === null ? load() : this.targets.read(id, load, (found) => found !== null));
+    const target = await (this.targets === null ? load() : this.targets.read(id, load, (found) => (found === null ? null : recordBytes(found.app) + 512)));
     if (target === null) throw missing();
     return target;
   }
