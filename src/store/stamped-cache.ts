@@ -20,6 +20,11 @@ export class StampedCache<V> {
 
   constructor(private readonly watch: WriteWatch) {}
 
+  /** What it holds: values, and their weight in bytes (at most 32 MiB). */
+  footprint(): { values: number; bytes: number } {
+    return { values: this.entries.size, bytes: this.bytes };
+  }
+
   /**
    * The value under `key`, from `load` unless kept under the current stamp. `weigh` tells what a
    * loaded value costs to keep, in bytes, or null not to keep it.

@@ -171,6 +171,11 @@ export class Apps {
     return { app: this.live(app), tokenEpoch };
   }
 
+  /** What the op calls' read cache holds (SQLite), or null without one. */
+  readCacheFootprint(): { values: number; bytes: number } | null {
+    return this.readCache?.footprint() ?? null;
+  }
+
   /** The app with no access check: 400 invalid_id for a malformed id, 404 app_not_found if absent. */
   async find(id: string): Promise<AppRecord> {
     if (!UUID.test(id)) throw apiError("invalid_id", `${id} is not an app id (a UUID)`);
