@@ -17,7 +17,7 @@ export interface DeliveryTarget {
   app: AppRecord;
 }
 
-// A delivery's one read: what it needs of the webhook, joined to its app (PostgreSQL: one round trip).
+// A delivery's one read: what it needs of the webhook, joined to its app (on SQLite, once per stamp).
 const webhookWithApp = new PreparedQuery(1, (db, id: string) =>
   selectApps(db)
     .innerJoin("webhooks", "webhooks.app_id", "apps.id")
