@@ -151,8 +151,10 @@ export interface AppContext {
 export async function createContext(deps: AppDeps): Promise<AppContext> {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
-  // SQLite: hot-path reads kept while nothing they join changed (store/write-watch.ts).
-  const watch = deps.store.watch;
+  // SQLite: hot-path reads kept while nothing they join changed (store/write-watch.ts), each
+  // cache within its own 32 MiB.
+  const { watch } = deps.store;
+  const readCache = <V>() => (watch === undefined ? null : new StampedCache<V>(watch));
   const log = createLogger(deps.config.logLevel, deps.logStream);
   const tokens = new Tokens(db, clock, deps.config);
   // A listener that fails after a committed write cannot undo it; say so where operators look.
@@ -164,7 +166,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     deps.config,
     writes,
     (error, event) => log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
-    watch === undefined ? null : new StampedCache(watch),
+    readCache(),
   );
   const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
@@ -282,7 +284,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     runner,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
     webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config, deliveryLog),
-    deliveries: new WebhookDelivery(db, clock, runner, deliveryLog, watch === undefined ? null : new StampedCache(watch)),
+    deliveries: new WebhookDelivery(db, clock, runner, deliveryLog, readCache()),
     storage,
     diag,
     activity,

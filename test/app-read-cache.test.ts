@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { sql, type LogEvent } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
-import { migrate, openStore, StampedCache, WriteWatch, type Store } from "../src/store/index.ts";
+import { openStore, StampedCache, WriteWatch, type Store } from "../src/store/index.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
+import { openTestStore, type TestStore } from "./helpers/store.ts";
 
 // Issue 20: on SQLite an op call's app read (app row, owner's plan, secrets version, token
 // epoch) and a webhook delivery's read are kept while the store's WriteWatch stamp stands.
@@ -101,19 +99,15 @@ describe("StampedCache", () => {
 });
 
 describe("WriteWatch on a SQLite store", () => {
-  let dir: string;
-  let store: Store;
+  let store: TestStore;
   let other: Store;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "brickyard-watch-"));
-    store = openStore({ databaseUrl: null, dataDir: dir });
-    await migrate(store);
-    other = openStore({ databaseUrl: null, dataDir: dir });
+    store = await openTestStore("sqlite");
+    other = store.openAnother();
   });
   afterAll(async () => {
     await other?.close();
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await store?.dispose();
   });
   const stamp = () => {
     if (store.watch === undefined) throw new Error("a SQLite store has a WriteWatch");
@@ -153,8 +147,10 @@ describe("WriteWatch on a SQLite store", () => {
     }
   });
 
-  it("is absent on PostgreSQL stores, which read per call", () => {
-    expect(openStore({ databaseUrl: "postgres://nobody@127.0.0.1:1/none", dataDir: dir }).watch).toBeUndefined();
+  it("is absent on PostgreSQL stores, which read per call", async () => {
+    const postgres = openStore({ databaseUrl: "postgres://nobody@127.0.0.1:1/none", dataDir: store.dataDir });
+    expect(postgres.watch).toBeUndefined();
+    await postgres.close();
   });
 });
 

@@ -13,7 +13,7 @@ import type { Database } from "./schema/index.ts";
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
-  /** SQLite: moves when a row an op call's app read depends on may have changed (see WriteWatch). */
+  /** SQLite: moves when a row a hot-path read (an op call's app, a delivery's webhook) joins may have changed. */
   watch?: WriteWatch;
   close(): Promise<void>;
 }

@@ -15,7 +15,7 @@ import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./build-seam.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
-import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, recordBytes, type AppRecord } from "./queries.ts";
+import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, recordBytes, type AppRecord, type AppWithTokenEpoch } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { uuidUrl } from "./urls.ts";
@@ -55,12 +55,6 @@ export interface UpdateOptions {
   intent?: BuildIntent;
   /** The revision whose exact npm versions unchanged ranges keep (a restore's); the current one when omitted. */
   lockFrom?: number;
-}
-
-/** An op call's one read: the app (with its owner's plan and secrets version) and the token epoch. */
-export interface AppWithTokenEpoch {
-  app: AppRecord | null;
-  tokenEpoch: number;
 }
 
 /** The source of one revision plus its manifest: what the executor loads. */

@@ -163,8 +163,14 @@ const appByIdWithTokenEpoch = new PreparedQuery(1, (db, id: string) =>
 );
 const tokenEpoch = new PreparedQuery(0, (db) => db.selectFrom("token_epoch").select("epoch").where("id", "=", 1));
 
+/** An op call's one read: the app (with its owner's plan and secrets version) and the token epoch. */
+export interface AppWithTokenEpoch {
+  app: AppRecord | null;
+  tokenEpoch: number;
+}
+
 /** The app (or null) and the token epoch, read in one query when the app exists. */
-export async function findAppWithTokenEpoch(db: Db, id: string): Promise<{ app: AppRecord | null; tokenEpoch: number }> {
+export async function findAppWithTokenEpoch(db: Db, id: string): Promise<AppWithTokenEpoch> {
   const row = await appByIdWithTokenEpoch.takeFirst(db, id);
   if (row !== undefined) return { app: toRecord(row), tokenEpoch: Number(row.token_epoch) };
   const epoch = await tokenEpoch.takeFirst(db);
