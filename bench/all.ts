@@ -1,6 +1,7 @@
 // `npm run bench`: every row of the speed issue in one run, ratios against baselines measured in
 // the same run (bare workerd serving the same module, a bare Fastify route), load from a forked
-// client process. Ends with one machine-readable line:
+// client process. One more row has no target: workerd alone running the module in a loader
+// isolate per call, the most a design with one isolate per app can reach on this machine. Ends with one machine-readable line:
 //   bench: http/bare=R webhook/direct=R healthz/fastify=R pg-http/bare=R pg-kv/trivial=R first-call-p99-ms=N create-cpu-ms=N
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
 // BENCH_ROWS=http,kv,create,first… to run only some rows (for profiling with --cpu-prof; no bench:
@@ -12,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
-import { bareFastify, bareWorkerd, brickyard, type Brickyard } from "./lib/servers.ts";
+import { bareFastify, bareWorkerd, brickyard, loaderCeiling, type Brickyard } from "./lib/servers.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -117,6 +118,7 @@ async function main(): Promise<void> {
   const client = LoadClient.start();
   const database = await throwawayDatabase();
   const bare = await bareWorkerd(dir, trivialApp("bench-bare"));
+  const ceiling = await loaderCeiling(dir, trivialApp("bench-ceiling"));
   const fastify = await bareFastify();
   const sqlite = await brickyard(join(dir, "sqlite"), null);
   const postgres = database === null ? null : await brickyard(join(dir, "postgres"), database.url);
@@ -136,6 +138,7 @@ async function main(): Promise<void> {
     const echoBody = JSON.stringify({ i: 1 });
     const rows: Record<string, { targets: Target[]; pids?: () => readonly number[]; expect?: number }> = {
       bare: { targets: [{ url: `${bare.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [bare.pid] },
+      ceiling: { targets: [{ url: `${ceiling.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [ceiling.pid] },
       http: { targets: [opTarget(sqlite, await createApp(sqlite, token, trivialApp("bench-http")), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       direct: { targets: [opTarget(sqlite, echoId, "echo", token, echoBody)], pids: () => sqlite.built.ctx.executor.pool.pids() },
@@ -169,6 +172,7 @@ async function main(): Promise<void> {
 
     const labels: Record<string, string> = {
       bare: "bare workerd, trivial module (HTTP)",
+      ceiling: "workerd alone, a loader isolate per call",
       http: "(a) trivial op over HTTP, user token",
       kv: "(b) 2 KV reads + 1 write over HTTP",
       direct: "direct op call (echo)",
@@ -199,6 +203,9 @@ async function main(): Promise<void> {
       ["pg-kv/trivial", ratio("pgKv", "pgHttp"), ">= 0.50"],
     ];
     for (const [name, value, target] of targets) console.log(`  ${name.padEnd(18)} ${value.padStart(5)}   target ${target}`);
+    // Not a target: how far any design with one isolate per app gets here with no control plane
+    // at all (servers.ts, loaderCeiling), and how much of that the real path keeps.
+    console.log(`  ${"ceiling/bare".padEnd(18)} ${ratio("ceiling", "bare").padStart(5)}   (the isolation ceiling; http/ceiling ${ratio("http", "ceiling")}, pg-http/ceiling ${ratio("pgHttp", "ceiling")})`);
     const createCpuMs = (created?.serverUs ?? 0) / 1000;
     console.log(`  ${"first-call-p99-ms".padEnd(18)} ${percentile(first, 0.99).toFixed(2).padStart(5)}   target <= 10`);
     console.log(`  ${"create-cpu-ms".padEnd(18)} ${createCpuMs.toFixed(2).padStart(5)}   target <= 1`);
@@ -209,6 +216,7 @@ async function main(): Promise<void> {
     clearInterval(refill);
     client.close();
     bare.stop();
+    ceiling.stop();
     await fastify.stop();
     await sqlite.stop();
     await postgres?.stop();

@@ -30,23 +30,61 @@ export async function bareWorkerd(dir: string, module: string): Promise<{ url: s
 /** workerd serving `module` at `address` (`host:port`, or `unix:/path`), once it listens. */
 export async function startBareWorkerd(dir: string, module: string, address: string): Promise<{ pid: number; stop: () => void }> {
   writeFileSync(join(dir, "bare.js"), module);
-  writeFileSync(
-    join(dir, "bare.capnp"),
-    `using Workerd = import "/workerd/workerd.capnp";
+  const config = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "main", worker = (modules = [(name = "bare.js", esModule = embed "bare.js")], compatibilityDate = "2025-09-01")) ],
   sockets = [ (name = "http", address = "${address}", http = (), service = "main") ],
-);`,
-  );
-  const child = spawn(workerdBinary(), ["serve", "--control-fd=3", join(dir, "bare.capnp")], { stdio: ["ignore", "ignore", "inherit", "pipe"] });
+);`;
+  return serveWorkerd(dir, "bare.capnp", config);
+}
+
+/** Writes `config` to `dir/file` and runs workerd on it until it listens. */
+async function serveWorkerd(dir: string, file: string, config: string, flags: string[] = []): Promise<{ pid: number; stop: () => void }> {
+  writeFileSync(join(dir, file), config);
+  const child = spawn(workerdBinary(), ["serve", ...flags, "--control-fd=3", join(dir, file)], { stdio: ["ignore", "ignore", "inherit", "pipe"] });
   await new Promise<void>((resolve, reject) => {
     child.stdio[3]?.on("data", (chunk: Buffer) => {
       if (chunk.toString().includes('"listen"')) resolve();
     });
-    child.once("exit", () => reject(new Error("bare workerd exited")));
+    child.once("exit", () => reject(new Error(`workerd (${file}) exited`)));
   });
-  if (child.pid === undefined) throw new Error("bare workerd has no pid");
+  if (child.pid === undefined) throw new Error(`workerd (${file}) has no pid`);
   return { pid: child.pid, stop: () => child.kill("SIGKILL") };
+}
+
+// The isolation ceiling: workerd alone takes the HTTP request and runs the app in a Worker
+// Loader isolate of its own, as any design that keeps one isolate per app must, with no control
+// plane at all (no auth, no checks, no Node). Each request reaches the isolate by JS RPC (the
+// cheaper of RPC and fetch measured here), which builds the Request, runs the app's fetch and
+// hands back the body, as the shim does. No design with per-app isolates serves an op faster
+// than this on the same machine.
+const CEILING_FRONT = `export default { async fetch(request, env) {
+  const worker = env.LOADER.get("app", () => ({ compatibilityDate: "2025-09-01", mainModule: "entry.js", modules: { "entry.js": env.ENTRY, "app.js": env.APP } }));
+  const body = await worker.getEntrypoint("Run").run(request.method, request.url, await request.text());
+  return new Response(body, { headers: { "content-type": "application/json" } });
+} };`;
+const CEILING_ENTRY = `import { WorkerEntrypoint } from "cloudflare:workers";
+import app from "./app.js";
+export default { fetch: () => new Response("not here", { status: 404 }) };
+export class Run extends WorkerEntrypoint {
+  async run(method, url, body) { return (await app.fetch(new Request(url, { method, body }), {}, this.ctx)).text(); }
+}`;
+
+/** workerd serving `module` from a loader isolate behind a front worker (see CEILING_FRONT). */
+export async function loaderCeiling(dir: string, module: string): Promise<{ url: string; pid: number; stop: () => void }> {
+  const port = await freePort();
+  writeFileSync(join(dir, "ceiling-front.js"), CEILING_FRONT);
+  writeFileSync(join(dir, "ceiling-entry.js"), CEILING_ENTRY);
+  writeFileSync(join(dir, "ceiling-app.js"), module);
+  const config = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = (
+    modules = [(name = "front.js", esModule = embed "ceiling-front.js")], compatibilityDate = "2025-09-01", compatibilityFlags = ["experimental"],
+    bindings = [ (name = "LOADER", workerLoader = ()), (name = "ENTRY", text = embed "ceiling-entry.js"), (name = "APP", text = embed "ceiling-app.js") ] )) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);`;
+  const { pid, stop } = await serveWorkerd(dir, "ceiling.capnp", config, ["--experimental"]);
+  return { url: `http://127.0.0.1:${port}`, pid, stop };
 }
 
 /** A bare Fastify route answering `{ok: true}`: what `GET /healthz` is compared to. */
