@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { sql, type LogEvent } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
@@ -127,10 +129,51 @@ describe("WriteWatch on a SQLite store", () => {
   });
 
   it("moves when another connection commits anything (the CLI, a second store on the file)", async () => {
+    // Looked at twice first, so the second look already trusts the wal-index header.
+    stamp();
     const before = stamp();
     await other.db.updateTable("users").set({ plan: "business" }).where("id", "=", "u1").execute();
     expect(stamp()).not.toBe(before);
     expect(other.watch?.stamp()).not.toBeNull();
+    // A checkpoint that empties the WAL, then a commit into the restarted WAL: still seen.
+    const settled = (stamp(), stamp());
+    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(other.db);
+    await other.db.updateTable("users").set({ plan: "pro" }).where("id", "=", "u1").execute();
+    expect(stamp()).not.toBe(settled);
+  });
+
+  it("moves when another process commits (an operator's tool)", () => {
+    const before = (stamp(), stamp());
+    const script = `const db = new (require("better-sqlite3"))(process.argv[1]); db.prepare("update users set plan = 'free' where id = 'u1'").run(); db.close();`;
+    const child = spawnSync(process.execPath, ["-e", script, join(store.dataDir, "brickyard.db")], { cwd: process.cwd(), encoding: "utf8" });
+    expect(child.status, child.stderr).toBe(0);
+    expect(stamp()).not.toBe(before);
+  });
+
+  it("asks SQLite only when some connection committed since its last look", async () => {
+    // The watch on a connection of its own, whose `pragma data_version` runs are counted.
+    const sqlite = new Database(join(store.dataDir, "brickyard.db"));
+    let asked = 0;
+    const counting = new Proxy(sqlite, {
+      get(target, property) {
+        if (property !== "prepare") return Reflect.get(target, property, target) as unknown;
+        return (source: string) => {
+          const statement = target.prepare(source).pluck();
+          return { pluck: () => ({ get: () => (asked++, statement.get()) }) };
+        };
+      },
+    });
+    const watch = new WriteWatch(counting);
+    const first = watch.stamp();
+    const base = asked;
+    for (let i = 0; i < 100; i++) expect(watch.stamp()).toBe(first);
+    expect(asked).toBe(base);
+    // A commit on the file, by anyone: the next look asks again, and so it sees the change.
+    await other.db.updateTable("users").set({ plan: "business" }).where("id", "=", "u1").execute();
+    expect(watch.stamp()).not.toBe(first);
+    expect(asked).toBe(base + 1);
+    watch.close();
+    sqlite.close();
   });
 
   it("leaves no way for a statement it ignores to change a watched row (triggers, cascades)", async () => {

@@ -63,7 +63,15 @@ export function openStore(options: StoreOptions): Store {
   sqlite.pragma("busy_timeout = 5000");
   const watch = new WriteWatch(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, watch) }), ...(options.log === undefined ? {} : { log: options.log }) });
-  return { db, dialect: "sqlite", watch, close: () => db.destroy() };
+  return {
+    db,
+    dialect: "sqlite",
+    watch,
+    close: async () => {
+      await db.destroy();
+      watch.close();
+    },
+  };
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */

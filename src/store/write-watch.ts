@@ -1,4 +1,5 @@
 import type BetterSqlite3 from "better-sqlite3";
+import { CommitSignal } from "./commit-signal.ts";
 
 /**
  * Tells a SQLite store's readers whether a row a hot-path read depends on may have changed since
@@ -14,14 +15,28 @@ import type BetterSqlite3 from "better-sqlite3";
  * Not watched: app_storage_usage (every KV write touches it; nothing on a sole writer's op path
  * reads it), and every table no hot-path read joins. A write this cannot place (DDL, a CTE, a
  * schema-qualified name, raw SQL of another shape) moves the stamp: unknown is always safe.
+ *
+ * Other connections' commits are read from `PRAGMA data_version`, asked only when the wal-index
+ * header shows a commit by anyone since the last look (CommitSignal): on a busy machine the
+ * pragma's read transaction cost an op call more wall time than any other statement it ran.
  */
 export class WriteWatch {
   private local = 0;
   private readonly dataVersion: BetterSqlite3.Statement<[], number>;
+  private readonly commits: CommitSignal | null;
+  private others = 0;
 
   constructor(sqlite: BetterSqlite3.Database) {
     // `PRAGMA data_version` changes when another connection commits, never for this one's own.
     this.dataVersion = sqlite.prepare<[], number>("pragma data_version").pluck();
+    // A read maps the wal-index (creating its file on a new database) before it is opened here.
+    this.others = this.dataVersion.get() ?? 0;
+    this.commits = sqlite.memory ? null : CommitSignal.open(`${sqlite.name}-shm`);
+  }
+
+  /** Lets go of the wal-index file (the store is closing). */
+  close(): void {
+    this.commits?.close();
   }
 
   /** Whether running `sql` (prepared, not read-only) may change a watched row. */
@@ -46,7 +61,12 @@ export class WriteWatch {
    */
   stamp(): string | null {
     try {
-      return `${this.local}:${this.dataVersion.get() ?? 0}`;
+      // No commit anywhere since the last look: the data version cannot have moved either.
+      if (this.commits?.unchanged() !== true) {
+        this.others = this.dataVersion.get() ?? 0;
+        this.commits?.settle();
+      }
+      return `${this.local}:${this.others}`;
     } catch {
       return null;
     }
