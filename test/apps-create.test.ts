@@ -4,7 +4,9 @@ import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } f
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+// App ids are UUID version 7: time first, so a service's apps append to the indexes they key.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const millisOf = (id: string) => parseInt(id.replace(/-/g, "").slice(0, 12), 16);
 
 describeEachDialect("apps: create and upsert", (dialect) => {
   let server: TestServer;
@@ -19,10 +21,13 @@ describeEachDialect("apps: create and upsert", (dialect) => {
       version: "1.2.0",
       capabilities: { imports: ["svc:storage/kv@1.0"], exports: ["add", "list"], origins: ["https://api.example.com"] },
     });
+    const before = Date.now();
     const res = await server.client.post("/app", { module: moduleSource(manifest), ui: "document.getElementById('app').textContent = 'hi';", styles: "body{}" });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     const body = res.body;
     expect(body.id).toMatch(UUID);
+    expect(millisOf(body.id)).toBeGreaterThanOrEqual(before);
+    expect(millisOf(body.id)).toBeLessThanOrEqual(Date.now());
     expect(body.token).toMatch(/^svc_app_[0-9A-Za-z]{49}$/);
     expect(body).toMatchObject({
       ok: true,

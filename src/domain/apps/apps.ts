@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
-import { UUID } from "../ids.ts";
+import { newAppId, UUID } from "../ids.ts";
 import { isUniqueViolation, type Database, type GroupCommit, type StampedCache } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
 import { directRole, requirePermission, widest, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
@@ -205,7 +204,7 @@ export class Apps {
   }
 
   private async createAnonymous(prepared: PreparedSource, input: CreateInput): Promise<CreateResult> {
-    const id = randomUUID();
+    const id = newAppId();
     const now = this.clock.now();
     const expiresAt = now + UNCLAIMED_TTL_MS;
     // Group-committed: concurrent anonymous creates share one commit (one fsync on SQLite).
@@ -232,7 +231,7 @@ export class Apps {
       const existing = await findOwnedByManifestId(this.db, actor.userId, prepared.manifest.id);
       if (existing !== null) return this.defer({ intent: "update", appId: existing.id, actor, baseRevision: null, prepared, lockFrom: existing.revision });
     }
-    const appId = randomUUID();
+    const appId = newAppId();
     let token: string | null = null;
     const buildId = await this.buildSeam().accept({ intent: "create", appId, actor, baseRevision: null, prepared, lockFrom: null }, async (trx) => {
       if (actor === null) token = (await this.tokens.issue("app", { appId, ttlMs: UNCLAIMED_TTL_MS }, trx)).token;
@@ -282,7 +281,7 @@ export class Apps {
         if (app !== null) return { app: await this.published(app, prepared), warnings: prepared.warnings, created: false, token: null, pairing: null };
         continue;
       }
-      const id = randomUUID();
+      const id = newAppId();
       try {
         // An app made by a signed-in user is owned from birth: claimed at its creation.
         const app = await this.writeThenRead(id, async (trx) => {

@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import { isUniqueViolation, type Database } from "../../store/index.ts";
 import { can, type Actor } from "../apps/access.ts";
+import { newAppId } from "../ids.ts";
 import type { Apps } from "../apps/apps.ts";
 import { MANIFEST_ID_MAX, MANIFEST_ID_PATTERN } from "../apps/validate-manifest.ts";
 import { findOwnedByManifestId, insertApp, type AppRecord } from "../apps/queries.ts";
@@ -100,7 +101,7 @@ export class Copies {
       { module: code.module, ui: code.ui, styles: code.styles },
       { ...(manifestId === code.manifest.id ? {} : { id: manifestId }), ...(input.display_name === undefined ? {} : { displayName: input.display_name }) },
     );
-    const id = randomUUID();
+    const id = newAppId();
     const plan: CopyPlan = { sourceAppId: source.id, includeData: input.include_data === true, copyKind };
     // Renaming changes the module's text, so a copy of an app with npm imports has a bundle of
     // its own to make (the same packages: the source revision's lock is kept). Its data, if it

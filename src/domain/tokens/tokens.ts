@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
-import { PreparedQuery, type Database, type TokensTable } from "../../store/index.ts";
+import { PreparedQuery, timeOrderedUuid, type Database, type TokensTable } from "../../store/index.ts";
 import { hashToken, mintToken, parseToken, type TokenKind } from "./format.ts";
 
 // Read on every authenticated request.
@@ -127,7 +126,8 @@ export class Tokens {
   ): Promise<IssuedToken> {
     const minted = mintToken(kind);
     const now = this.clock.now();
-    const id = randomUUID();
+    // Time-ordered: a token's row is appended to its key's index rather than into a random page.
+    const id = timeOrderedUuid();
     const expiresAt = options.ttlMs === null ? null : now + options.ttlMs;
     await insertToken.execute(db, id, kind, minted.hash, minted.prefix, options.name ?? null, options.source ?? null, options.userId ?? null, options.appId ?? null, now, expiresAt);
     return { id, token: minted.plaintext, createdAt: now, expiresAt };
