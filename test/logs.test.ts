@@ -47,6 +47,8 @@ export default { async fetch() { await new Promise((resolve) => setTimeout(resol
     expect(slow).toHaveLength(1);
     expect(slow[0]).toMatchObject({ level: 40, msg: "request answered", statusCode: 200, req: { method: "POST", url: `/app/${created.body.id}/api/rest?t=[redacted]` } });
     expect(slow[0]?.ms).toBeGreaterThanOrEqual(SLOW_REQUEST_MS);
+    // The request's logger is made only when it logs (LazyRequestLogger), with its id bound.
+    expect(slow[0]?.reqId).toBe(rested.headers.get("x-request-id"));
   } finally {
     await server.close();
   }

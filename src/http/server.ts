@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../context.ts";
 import { installFrameCors } from "./cors.ts";
 import { installRequestLog } from "./logging.ts";
+import { LazyRequestLogger } from "./request-logger.ts";
 import { clientError, frameworkError } from "./client-errors.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { installNulGuard } from "./nul-guard.ts";
@@ -32,6 +33,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   const app = Fastify({
     loggerInstance: baseLogger,
     genReqId: () => randomUUID(),
+    childLoggerFactory: LazyRequestLogger.factory,
     // Our own request line instead (installRequestLog).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
