@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { mintToken, parseToken } from "../tokens/format.ts";
 
 export interface HookSecret {
@@ -17,7 +17,7 @@ export function mintHookSecret(): HookSecret {
  */
 export function secretMatches(presented: string | null, storedHash: string): boolean {
   if (presented === null || parseToken(presented) !== "hook") return false;
-  const digest = createHash("sha256").update(presented).digest();
+  const digest = hash("sha256", presented, "buffer");
   const stored = Buffer.from(storedHash, "hex");
   return stored.length === digest.length && timingSafeEqual(digest, stored);
 }

@@ -23,7 +23,11 @@ export default function deliverWebhook(app: App, ctx: AppContext): void {
     // The body is kept as bytes: it is recorded as sent and only then checked as JSON, so a
     // malformed body is a recorded 400 rather than a parser error.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: DELIVERY_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    const keep = (_request: FastifyRequest, body: Buffer, done: (error: null, body: Buffer) => void) => done(null, body);
+    // JSON by name as well: Fastify remembers the parser it found for a named type, while every
+    // request that falls through to "*" parses its Content-Type header again.
+    scope.addContentTypeParser("application/json", { parseAs: "buffer", bodyLimit: DELIVERY_BODY_LIMIT }, keep);
+    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: DELIVERY_BODY_LIMIT }, keep);
     scope.post(
       "/api/v1/hooks/:webhookId",
       {
