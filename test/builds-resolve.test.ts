@@ -12,7 +12,7 @@ import { unpackTarball } from "../src/domain/builds/unpack.ts";
 import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
-const importsOf = (source: string) => scanImports(parseModule(source)).npm;
+const importsOf = (source: string) => scanImports(parseModule(source), source).npm;
 
 describe("builds: resolution and unpacking", () => {
   let npm: NpmRegistry;
@@ -20,6 +20,22 @@ describe("builds: resolution and unpacking", () => {
     npm = await startNpmRegistry();
   });
   afterAll(async () => npm.close());
+
+  it("names each import's line and column as acorn counts them, whatever ends the lines", () => {
+    const source = `// one\r\n/* two\r three */ import "npm:a@1";\n\u2028  import "npm:b@2"; import("npm:c@3");`;
+    expect(importsOf(source).map(({ name, line, column }) => ({ name, line, column }))).toEqual([
+      { name: "a", line: 3, column: 17 },
+      { name: "b", line: 5, column: 9 },
+      { name: "c", line: 5, column: 27 },
+    ]);
+    let refusal: unknown;
+    try {
+      importsOf(`\n\n   import(name);`);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ kind: "app_build_unsupported", fields: { details: { line: 3, column: 10 } } });
+  });
 
   it("an unchanged range keeps the prior lock's version; a changed range resolves afresh", async () => {
     const registry = new Registry({ url: npm.url, minReleaseAgeMs: 0 });

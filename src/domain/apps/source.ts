@@ -57,7 +57,7 @@ export function prepareSourceNow(source: SourceBundle): PreparedSource {
   checkCdnScripts(source.ui);
   const program = parseModule(source.module);
   const { manifest, warnings } = validateManifest(extractManifest(source.module, program));
-  const imports = scanImports(program);
+  const imports = scanImports(program, source.module);
   checkRouteSchemas(manifest.routes);
   return {
     source,

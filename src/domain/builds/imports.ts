@@ -35,11 +35,20 @@ const NPM_SPECIFIER = /^npm:((?:@[^/@]+\/)?[^/@]+)(?:@([^/]+))?(\/.*)?$/;
 // npm's rules for a new package's name: an optional @scope/, lower case, URL-safe, at most 214.
 const PACKAGE_NAME = /^(?:@[a-z0-9-*~][a-z0-9-*._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
 
-/** Every import of `program`, refusing the kinds no build can serve: 400 app_build_unsupported. */
-export function scanImports(program: Program): ModuleImports {
+/**
+ * Every import of `program` (parsed from `source`), refusing the kinds no build can serve:
+ * 400 app_build_unsupported.
+ */
+export function scanImports(program: Program, source: string): ModuleImports {
   const npm: NpmImport[] = [];
   const node = new Set<string>();
-  visit(program, (specifier, at) => {
+  const where = lineIndex(source);
+  const computed = (offset: number): never => {
+    const at = where(offset);
+    throw apiError("app_build_unsupported", `import() of a computed specifier (line ${at.line}) can load nothing; import a literal npm:<name>@<version>`, { details: { line: at.line, column: at.column } });
+  };
+  visit(program, computed, (specifier, offset) => {
+    const at = where(offset);
     if (specifier.startsWith("node:")) {
       const builtin = specifier.slice("node:".length);
       if (!NODE_BUILTINS.has(builtin)) throw unsupported(specifier, at, `node:${builtin} is not a built-in this runtime serves; it has ${[...NODE_BUILTINS].map((b) => `node:${b}`).join(", ")}`);
@@ -64,6 +73,31 @@ export function scanImports(program: Program): ModuleImports {
 
 type Where = { line: number; column: number };
 
+// acorn's line breaks (its `lineBreakG`, which its typings do not export).
+const LINE_BREAK = /\r\n?|[\n\u2028\u2029]/g;
+
+/**
+ * Offset → line (from 1) and column (from 0), as acorn counts them (\r\n, \r, \n, U+2028 and
+ * U+2029 end a line). The line starts are found once, on the first question.
+ */
+function lineIndex(source: string): (offset: number) => Where {
+  let starts: number[] | null = null;
+  return (offset) => {
+    if (starts === null) {
+      starts = [0];
+      for (const match of source.matchAll(LINE_BREAK)) starts.push(match.index + match[0].length);
+    }
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if ((starts[mid] ?? 0) <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: offset - (starts[low] ?? 0) };
+  };
+}
+
 function parseNpm(specifier: string, at: Where): NpmImport {
   const match = NPM_SPECIFIER.exec(specifier);
   const name = match?.[1];
@@ -83,10 +117,10 @@ function unsupported(specifier: string, at: Where, why: string) {
   });
 }
 
-type Found = (specifier: string, at: Where) => void;
+type Found = (specifier: string, offset: number) => void;
 
 /** Static imports, re-exports and `import("…")`; a computed dynamic import can load nothing. */
-function visit(root: Node, found: Found): void {
+function visit(root: Node, computed: (offset: number) => never, found: Found): void {
   const stack: unknown[] = [root];
   while (stack.length > 0) {
     const node = stack.pop();
@@ -96,16 +130,15 @@ function visit(root: Node, found: Found): void {
       for (let i = node.length - 1; i >= 0; i--) stack.push(node[i]);
       continue;
     }
-    const n = node as Node & { source?: Node | null; loc?: { start: Where } };
+    const n = node as Node & { source?: Node | null };
     if (n.type === "ImportDeclaration" || n.type === "ExportAllDeclaration" || n.type === "ExportNamedDeclaration" || n.type === "ImportExpression") {
       const source = n.source;
       if (source !== null && source !== undefined) {
-        const at = source.loc?.start ?? { line: 0, column: 0 };
-        if (source.type === "Literal" && typeof (source as { value?: unknown }).value === "string") found((source as unknown as { value: string }).value, at);
-        else if (n.type === "ImportExpression") throw apiError("app_build_unsupported", `import() of a computed specifier (line ${at.line}) can load nothing; import a literal npm:<name>@<version>`, { details: { line: at.line, column: at.column } });
+        if (source.type === "Literal" && typeof (source as { value?: unknown }).value === "string") found((source as unknown as { value: string }).value, source.start);
+        else if (n.type === "ImportExpression") computed(source.start);
       }
     }
-    const children = Object.entries(n).filter(([key, value]) => key !== "loc" && value !== null && typeof value === "object");
+    const children = Object.entries(n).filter(([, value]) => value !== null && typeof value === "object");
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]?.[1]);
   }
 }

@@ -45,7 +45,7 @@ export class BuildPipeline {
 
   async run(module: string, prior: DirectLock, now: number, stage: (stage: Stage) => Promise<void>): Promise<BuildOutput> {
     await stage("resolving");
-    const imports = scanImports(parseModule(module)).npm;
+    const imports = scanImports(parseModule(module), module).npm;
     const resolution = await resolveImports(this.registry, imports, prior, now);
     await stage("building");
     const work = join(this.dataDir, "builds", randomUUID());
