@@ -99,5 +99,18 @@ export default { async fetch() { return Response.json({ ok: true, value: 1 }); }
     expect((await a.client.delete(`/api/token/${minted.body.id}`, { token: owner.token })).status).toBe(200);
     const refused = await b.client.post(url, {}, { token: minted.body.token });
     expect([refused.status, refused.body.error?.kind, refused.body.error?.reason]).toEqual([401, "unauthorized", "token_revoked"]);
+
+    // Calls arriving together on B read their app in one query (TurnBatch): still each one sees
+    // a PUT that A acknowledged before it began, and its token checked under the epoch it read.
+    const put3 = await a.client.put(`/app/${created.body.id}`, { module: v1.replace("value: 1", "value: 3") }, { token: owner.token });
+    expect(put3.status, JSON.stringify(put3.body)).toBe(200);
+    readsOnB.length = 0;
+    const together = await Promise.all(Array.from({ length: 8 }, () => b.client.post(url, {}, { token: owner.token })));
+    expect(together.map((res) => res.body)).toEqual(Array.from({ length: 8 }, () => ({ ok: true, value: 3 })));
+    const appReads = readsOnB.filter((sql) => /from "apps"/.test(sql) && /"token_epoch"/.test(sql));
+    expect(appReads.length).toBeGreaterThan(0);
+    expect(appReads.every((sql) => /= any\(\$\d+::text\[\]\)/.test(sql))).toBe(true);
+    const late = await Promise.all([b.client.post(url, {}, { token: minted.body.token }), b.client.post(url, {}, { token: owner.token })]);
+    expect(late.map((res) => res.status)).toEqual([401, 200]);
   });
 });

@@ -8,4 +8,5 @@ export { PreparedQuery } from "./prepared.ts";
 export { WriteBatcher } from "./write-batcher.ts";
 export { timeOrderedUuid } from "./time-ordered-id.ts";
 export { StampedCache } from "./stamped-cache.ts";
+export { TurnBatch } from "./turn-batch.ts";
 export { WriteWatch } from "./write-watch.ts";

@@ -56,7 +56,8 @@ export class StampedCache<V> {
   }
 }
 
-function deepFreeze(value: unknown): void {
+/** Freezes `value` and everything it holds: a value shared by several readers can be changed by none. */
+export function deepFreeze(value: unknown): void {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const inner of Object.values(value)) deepFreeze(inner);

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { newAppId, UUID } from "../ids.ts";
-import { isUniqueViolation, type Database, type GroupCommit, type StampedCache } from "../../store/index.ts";
+import { isUniqueViolation, TurnBatch, type Database, type GroupCommit, type StampedCache } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
 import { directRole, requirePermission, widest, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
 
@@ -14,7 +14,7 @@ import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./build-seam.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
-import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, recordBytes, type AppRecord, type AppWithTokenEpoch } from "./queries.ts";
+import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppsWithTokenEpoch, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, recordBytes, type AppRecord, type AppWithTokenEpoch } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
 import { uuidUrl } from "./urls.ts";
@@ -89,6 +89,9 @@ export class Apps {
     this.events = new AppEvents(onListenerError);
   }
 
+  /** Elsewhere (PostgreSQL): op calls read per call, those of one event-loop turn together. */
+  private readonly batchedReads = new TurnBatch<AppWithTokenEpoch>((ids) => findAppsWithTokenEpoch(this.db, ids));
+
   /** The pairing issue registers its implementation here (see PairingSeam). */
   setPairing(seam: PairingSeam): void {
     this.pairing = seam;
@@ -160,7 +163,10 @@ export class Apps {
     if (!UUID.test(id)) return { app: null, tokenEpoch: undefined };
     const load = () => findAppWithTokenEpoch(this.db, id);
     // An absent app is not kept: its create would be an insert, which moves no stamp.
-    const { app, tokenEpoch } = await (this.readCache === null ? load() : this.readCache.read(id, load, (read) => (read.app === null ? null : recordBytes(read.app))));
+    const { app, tokenEpoch } =
+      this.readCache === null
+        ? ((await this.batchedReads.load(id)) ?? { app: null, tokenEpoch: undefined })
+        : await this.readCache.read(id, load, (read) => (read.app === null ? null : recordBytes(read.app)));
     return { app: this.live(app), tokenEpoch };
   }
 

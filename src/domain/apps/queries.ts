@@ -177,6 +177,24 @@ export async function findAppWithTokenEpoch(db: Db, id: string): Promise<AppWith
   return { app: null, tokenEpoch: Number(epoch?.epoch ?? 0) };
 }
 
+// PostgreSQL: the op calls of one event-loop turn read their apps in one query (TurnBatch).
+const appsByIdsWithTokenEpoch = new PreparedQuery(1, (db, ids: string[]) =>
+  selectApps(db)
+    .select((eb) => eb.selectFrom("token_epoch").select("epoch").where("token_epoch.id", "=", 1).as("token_epoch"))
+    .where(sql<boolean>`${sql.ref("apps.id")} = any(${ids}::text[])`),
+);
+
+/** `findAppWithTokenEpoch` for several ids at once (PostgreSQL); an id with no app maps to `app: null`. */
+export async function findAppsWithTokenEpoch(db: Db, ids: string[]): Promise<Map<string, AppWithTokenEpoch>> {
+  const rows = (await appsByIdsWithTokenEpoch.execute(db, ids)).rows;
+  const found = new Map<string, AppWithTokenEpoch>(rows.map((row) => [row.id, { app: toRecord(row), tokenEpoch: Number(row.token_epoch) }]));
+  if (found.size < ids.length) {
+    const epoch = Number((await tokenEpoch.takeFirst(db))?.epoch ?? 0);
+    for (const id of ids) if (!found.has(id)) found.set(id, { app: null, tokenEpoch: epoch });
+  }
+  return found;
+}
+
 export async function findOwnedByManifestId(db: Db, userId: string, manifestId: string): Promise<AppRecord | null> {
   const row = await selectApps(db).where("apps.owner_user_id", "=", userId).where("apps.manifest_id", "=", manifestId).executeTakeFirst();
   return row === undefined ? null : toRecord(row);
