@@ -1,7 +1,8 @@
 // `npm run bench`: every row of the speed issue in one run, ratios against baselines measured in
 // the same run (bare workerd serving the same module, a bare Fastify route), load from a forked
 // client process. One more row has no target: workerd alone running the module in a loader
-// isolate per call, the most a design with one isolate per app can reach on this machine. Ends with one machine-readable line:
+// isolate per call, the most a design with one isolate per app can reach on this machine.
+// Ends with one machine-readable line:
 //   bench: http/bare=R webhook/direct=R healthz/fastify=R pg-http/bare=R pg-kv/trivial=R first-call-p99-ms=N create-cpu-ms=N
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
 // BENCH_ROWS=http,kv,create,first… to run only some rows (for profiling with --cpu-prof; no bench:
@@ -113,6 +114,11 @@ async function firstCalls(b: Brickyard, token: string, count: number): Promise<n
   return times.sort((a, b) => a - b);
 }
 
+/** A row calling the trivial op on a workerd that serves it without Brickyard. */
+function workerdRow(server: { url: string; pid: number }): { targets: Target[]; pids: () => readonly number[] } {
+  return { targets: [{ url: `${server.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [server.pid] };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "brickyard-bench-"));
   const client = LoadClient.start();
@@ -137,8 +143,8 @@ async function main(): Promise<void> {
     const { id: hookId, secret } = (hook.json.webhook ?? {}) as { id: string; secret: string };
     const echoBody = JSON.stringify({ i: 1 });
     const rows: Record<string, { targets: Target[]; pids?: () => readonly number[]; expect?: number }> = {
-      bare: { targets: [{ url: `${bare.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [bare.pid] },
-      ceiling: { targets: [{ url: `${ceiling.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [ceiling.pid] },
+      bare: workerdRow(bare),
+      ceiling: workerdRow(ceiling),
       http: { targets: [opTarget(sqlite, await createApp(sqlite, token, trivialApp("bench-http")), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       direct: { targets: [opTarget(sqlite, echoId, "echo", token, echoBody)], pids: () => sqlite.built.ctx.executor.pool.pids() },

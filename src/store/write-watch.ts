@@ -24,7 +24,8 @@ export class WriteWatch {
   private local = 0;
   private readonly dataVersion: BetterSqlite3.Statement<[], number>;
   private readonly commits: CommitSignal | null;
-  private others = 0;
+  /** `PRAGMA data_version` as last read. */
+  private others: number;
 
   constructor(sqlite: BetterSqlite3.Database) {
     // `PRAGMA data_version` changes when another connection commits, never for this one's own.

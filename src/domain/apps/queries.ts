@@ -156,11 +156,8 @@ export async function findApp(db: Db, id: string): Promise<AppRecord | null> {
 }
 
 // An op call's one read: the app and the token epoch (migration 022) its bearer token is checked under.
-const appByIdWithTokenEpoch = new PreparedQuery(1, (db, id: string) =>
-  selectApps(db)
-    .select((eb) => eb.selectFrom("token_epoch").select("epoch").where("token_epoch.id", "=", 1).as("token_epoch"))
-    .where("apps.id", "=", id),
-);
+const selectAppsWithTokenEpoch = (db: Db) => selectApps(db).select((eb) => eb.selectFrom("token_epoch").select("epoch").where("token_epoch.id", "=", 1).as("token_epoch"));
+const appByIdWithTokenEpoch = new PreparedQuery(1, (db, id: string) => selectAppsWithTokenEpoch(db).where("apps.id", "=", id));
 const tokenEpoch = new PreparedQuery(0, (db) => db.selectFrom("token_epoch").select("epoch").where("id", "=", 1));
 
 /** An op call's one read: the app (with its owner's plan and secrets version) and the token epoch. */
@@ -178,11 +175,7 @@ export async function findAppWithTokenEpoch(db: Db, id: string): Promise<AppWith
 }
 
 // PostgreSQL: the op calls of one event-loop turn read their apps in one query (TurnBatch).
-const appsByIdsWithTokenEpoch = new PreparedQuery(1, (db, ids: string[]) =>
-  selectApps(db)
-    .select((eb) => eb.selectFrom("token_epoch").select("epoch").where("token_epoch.id", "=", 1).as("token_epoch"))
-    .where(sql<boolean>`${sql.ref("apps.id")} = any(${ids}::text[])`),
-);
+const appsByIdsWithTokenEpoch = new PreparedQuery(1, (db, ids: string[]) => selectAppsWithTokenEpoch(db).where(sql<boolean>`${sql.ref("apps.id")} = any(${ids}::text[])`));
 
 /** `findAppWithTokenEpoch` for several ids at once (PostgreSQL); an id with no app maps to `app: null`. */
 export async function findAppsWithTokenEpoch(db: Db, ids: string[]): Promise<Map<string, AppWithTokenEpoch>> {

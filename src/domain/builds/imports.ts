@@ -48,13 +48,13 @@ export function scanImports(program: Program, source: string): ModuleImports {
     throw apiError("app_build_unsupported", `import() of a computed specifier (line ${at.line}) can load nothing; import a literal npm:<name>@<version>`, { details: { line: at.line, column: at.column } });
   };
   visit(program, computed, (specifier, offset) => {
-    const at = where(offset);
     if (specifier.startsWith("node:")) {
       const builtin = specifier.slice("node:".length);
-      if (!NODE_BUILTINS.has(builtin)) throw unsupported(specifier, at, `node:${builtin} is not a built-in this runtime serves; it has ${[...NODE_BUILTINS].map((b) => `node:${b}`).join(", ")}`);
+      if (!NODE_BUILTINS.has(builtin)) throw unsupported(specifier, where(offset), `node:${builtin} is not a built-in this runtime serves; it has ${[...NODE_BUILTINS].map((b) => `node:${b}`).join(", ")}`);
       node.add(specifier);
       return;
     }
+    const at = where(offset);
     if (specifier.startsWith("npm:")) {
       npm.push(parseNpm(specifier, at));
       return;
@@ -78,7 +78,8 @@ const LINE_BREAK = /\r\n?|[\n\u2028\u2029]/g;
 
 /**
  * Offset → line (from 1) and column (from 0), as acorn counts them (\r\n, \r, \n, U+2028 and
- * U+2029 end a line). The line starts are found once, on the first question.
+ * U+2029 end a line). The line starts are found once, on the first question: a module that
+ * imports only built-ins it serves never asks.
  */
 function lineIndex(source: string): (offset: number) => Where {
   let starts: number[] | null = null;
