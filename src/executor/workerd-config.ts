@@ -76,6 +76,7 @@ const config :Workerd.Config = (
           (name = "INTERNAL", service = "internal"),
           (name = "SHIM", text = embed ${q(o.shimFile)}),
           (name = "KV_CACHE", text = embed "kv-cache.worker.js"),
+          (name = "GC_HOOK", text = embed "gc.worker.js"),
           (name = "COMPATIBILITY_DATE", text = ${q(o.compatibilityDate)}),
           (name = "INTERNET", service = "internet"),
           (name = "EGRESS_KEY", text = ${q(o.egress.key)}),
@@ -94,7 +95,8 @@ ${overrides
   )
   .join("")}  ],
   sockets = [ ( name = "http", address = ${q(`unix:${o.socketPath}`)}, http = (), service = "supervisor" ) ],
-  v8Flags = [ ${q(`--max-old-space-size=${o.maxOldSpaceMb}`)} ],
+  # --expose-gc: see workers/gc.worker.js (apps never see gc) and GC_EVERY in the shim.
+  v8Flags = [ ${q(`--max-old-space-size=${o.maxOldSpaceMb}`)}, "--expose-gc" ],
 );
 `;
 }

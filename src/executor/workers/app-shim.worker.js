@@ -7,6 +7,8 @@
 // commits it before anyone sees that result, and turns the result into an error if it cannot.
 // Whatever could be refused (a key or value out of bounds, past the allowance, a read op) goes
 // to Node straight away as before, so the app sees every refusal at the call that caused it.
+// First: it removes V8's gc() from the global scope before any of the app's code runs.
+import { collect } from "./brickyard-gc.js";
 import app from "./app.js";
 import { KvCache } from "./brickyard-kv-cache.js";
 import { abortIsolate, RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
@@ -30,6 +32,13 @@ export default {
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
+
+// Every this many op calls an isolate collects its garbage in full. The Request, Response and
+// body objects of a call are small in V8's heap but hold native memory V8 does not weigh, so V8
+// saw no reason to collect them: a busy app's process grew ~7 KB a call (700 MiB after 75,000
+// calls) until recycled. After the result has gone; a collection of a small heap takes ~1 ms.
+const GC_EVERY = 1000;
+let callsSinceCollect = 0;
 
 // Past this many queued writes, the next one sends them (keeps a frame's header small).
 const MAX_QUEUED_WRITES = 256;
@@ -79,6 +88,10 @@ class Session extends RpcTarget {
     } finally {
       // Node refuses a finished invocation's binding calls; cached reads must refuse them too.
       live.done = true;
+    }
+    if (++callsSinceCollect >= GC_EVERY) {
+      callsSinceCollect = 0;
+      setTimeout(collect, 0);
     }
     // The writes still queued go with the result; those sent already must have committed.
     const queued = writes.finish();

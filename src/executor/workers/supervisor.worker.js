@@ -20,6 +20,12 @@ const MAX_PENDING_INVALIDATIONS = 256;
 
 const CONTROL = "/__brickyard/";
 
+// As in the app shim (GC_EVERY there): frames and RPC results hold native memory V8 does not
+// weigh, so without a nudge this isolate grew by a few KB a call. No app code runs here, so
+// the gc() that --expose-gc gives is used as it is.
+const GC_EVERY_FRAMES = 2000;
+let framesSinceCollect = 0;
+
 export default {
   async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
@@ -90,6 +96,10 @@ class Channel {
   }
 
   receive(data) {
+    if (++framesSinceCollect >= GC_EVERY_FRAMES && typeof globalThis.gc === "function") {
+      framesSinceCollect = 0;
+      setTimeout(globalThis.gc, 0);
+    }
     const { header, payload } = decode(data);
     // KV writes committed since Node last wrote here, queued before anything in this frame runs.
     if (header.kvAll !== undefined) for (const held of this.sessions.values()) held.invalidations.clearAll(header.kvAll);
@@ -187,7 +197,7 @@ class Channel {
       // Built-ins (node:buffer, node:events, …) only for modules that import them.
       compatibilityFlags: code.nodeCompat ? ["nodejs_compat"] : [],
       mainModule: "brickyard-shim.js",
-      modules: { "brickyard-shim.js": this.env.SHIM, "brickyard-kv-cache.js": this.env.KV_CACHE, "app.js": code.module },
+      modules: { "brickyard-shim.js": this.env.SHIM, "brickyard-gc.js": this.env.GC_HOOK, "brickyard-kv-cache.js": this.env.KV_CACHE, "app.js": code.module },
       env: { CAPS: caps, VARS: code.vars ?? {} },
       // Every fetch() and connect() of the app goes through Egress, which knows what it declared.
       globalOutbound: this.ctx.exports.Egress({ props: { appId: code.appId, origins: code.origins ?? [] } }),
