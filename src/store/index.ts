@@ -9,4 +9,5 @@ export { WriteBatcher } from "./write-batcher.ts";
 export { timeOrderedUuid } from "./time-ordered-id.ts";
 export { StampedCache } from "./stamped-cache.ts";
 export { TurnBatch } from "./turn-batch.ts";
+export { TurnQueue } from "./turn-queue.ts";
 export { WriteWatch } from "./write-watch.ts";

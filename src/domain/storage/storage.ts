@@ -3,6 +3,7 @@ import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
 import { ensureUsageRow, lockForWrite, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { DataVersions } from "./data-versions.ts";
+import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
@@ -58,6 +59,7 @@ export class AppStorage {
   readonly dataVersions = new DataVersions();
   private readonly batcher: WriteBatcher<{ appId: string; version: number }[]>;
   private readonly ledger: UsageLedger;
+  private readonly kvSets: KvSetBatch;
   private readonly changeHooks: ((appId: string, key: string) => void)[] = [];
   // The queries every KV call of an op runs, compiled once for this store (see PreparedQuery).
   private readonly q = {
@@ -71,9 +73,6 @@ export class AppStorage {
     ),
     oldSize: { app_kv: oldSizeQuery("app_kv"), app_blobs: oldSizeQuery("app_blobs") },
     space: { app_kv: spaceQuery("app_kv"), app_blobs: spaceQuery("app_blobs") },
-    kvSetFunction: new PreparedQuery(6, (db, appId: string, key: string, value: string, size: number, now: number, cap: number) => ({
-      compile: () => sql<{ data_version: number; used: number }>`select data_version, used from brickyard_kv_set(${appId}, ${key}, ${value}, ${size}, ${now}, ${cap})`.compile(db),
-    })),
     kvUpsert: new PreparedQuery(5, (db, appId: string, key: string, value: string, size: number, now: number) =>
       db
         .insertInto("app_kv")
@@ -95,6 +94,7 @@ export class AppStorage {
     );
     this.soleWriter = store.dialect === "sqlite";
     this.ledger = new UsageLedger(this.soleWriter, (appId) => this.usage(appId));
+    this.kvSets = new KvSetBatch(store, clock);
   }
 
   /**
@@ -141,7 +141,7 @@ export class AppStorage {
     for (const entry of entries) checkValueSize(entry.size);
     const [only] = entries;
     if (only === undefined) return;
-    // PostgreSQL, one key: the whole write in one round trip (migration 021) instead of five.
+    // PostgreSQL, one key: the whole write in one statement (migrations 021, 023) instead of five round trips.
     if (!this.soleWriter && entries.length === 1) {
       await this.kvSetInOneStatement(appId, only, lease);
     } else {
@@ -158,23 +158,14 @@ export class AppStorage {
     return this.dataVersions.ownWrite(appId, this.kvSetByFunction(appId, entry, lease));
   }
 
-  /** Runs brickyard_kv_set under a cap lowered by the room other ops' leases hold; its refusal becomes `storage_full`. */
+  /** Runs brickyard_kv_set under a cap lowered by the room other ops' leases hold (batched per turn); a refusal becomes `storage_full`. */
   private async kvSetByFunction(appId: string, entry: KvWrite & Sized, lease: WriteLease | null): Promise<void> {
     const held = this.ledger.heldBesides(appId, lease);
-    let row: { data_version: number; used: number } | undefined;
-    try {
-      row = await this.q.kvSetFunction.takeFirst(this.store.db, appId, entry.key, entry.value, entry.size, this.clock.now(), APP_CAP_BYTES - held);
-    } catch (error) {
-      const refusal = error as { message?: unknown; detail?: unknown };
-      if (refusal.message !== "brickyard_storage_full" || typeof refusal.detail !== "string") throw error;
-      const { used, size, freed } = JSON.parse(refusal.detail) as { used: number; size: number; freed: number };
-      storageFull(Number(used), Number(size), Number(freed), held);
-    }
-    if (row === undefined) throw new Error("brickyard_kv_set answered no row");
+    const outcome = await this.kvSets.write({ appId, key: entry.key, value: entry.value, size: entry.size, cap: APP_CAP_BYTES - held });
+    if (!outcome.written) storageFull(outcome.used, outcome.size, outcome.freed, held);
     // Answered after its commit: the version is this instance's own before the writer hears back.
-    const version = Number(row.data_version);
-    this.dataVersions.recordOwn(appId, version);
-    this.ledger.settle(appId, Number(row.used), lease, entry.size, version);
+    this.dataVersions.recordOwn(appId, outcome.version);
+    this.ledger.settle(appId, outcome.used, lease, entry.size, outcome.version);
   }
 
   async kvDelete(appId: string, key: string): Promise<boolean> {

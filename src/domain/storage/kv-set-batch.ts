@@ -1,0 +1,99 @@
+import { sql } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { PreparedQuery, TurnQueue, type Store } from "../../store/index.ts";
+
+/** One op's single-key KV write on PostgreSQL, under the cap its caller computed. */
+export interface KvSet {
+  appId: string;
+  key: string;
+  value: string;
+  size: number;
+  cap: number;
+}
+
+/** What a write left: the app's new data version and bytes used; or the figures that refused it. */
+export type KvSetOutcome = { written: true; version: number; used: number } | { written: false; used: number; size: number; freed: number };
+
+const setOne = new PreparedQuery(6, (db, appId: string, key: string, value: string, size: number, now: number, cap: number) => ({
+  compile: () => sql<{ data_version: number; used: number }>`select data_version, used from brickyard_kv_set(${appId}, ${key}, ${value}, ${size}, ${now}, ${cap})`.compile(db),
+}));
+
+const setMany = new PreparedQuery(6, (db, appIds: string[], keys: string[], values: string[], sizes: number[], now: number, caps: number[]) => ({
+  compile: () =>
+    sql<{ out_ord: number; out_version: string | null; out_used: string | null; out_refused: string | null }>`select out_ord, out_version, out_used, out_refused
+      from brickyard_kv_set_many(${appIds}::text[], ${keys}::text[], ${values}::text[], ${sizes}::bigint[], ${now}, ${caps}::bigint[])`.compile(db),
+}));
+
+/**
+ * PostgreSQL's single-key KV writes (the usual write-behind commit of an op), the writes of one
+ * event-loop turn sent as one statement: `brickyard_kv_set_many` (migration 023), one round trip
+ * and one commit for all of them, where each op had paid both. A turn with one write sends
+ * `brickyard_kv_set` (migration 021) as before. A write refused for the cap is that op's alone.
+ * Every write is sent after it was asked and answered after its commit, as one on its own was.
+ */
+export class KvSetBatch {
+  private readonly queue = new TurnQueue<KvSet, KvSetOutcome>((sets) => this.send(sets));
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  write(set: KvSet): Promise<KvSetOutcome> {
+    return this.queue.run(set);
+  }
+
+  private async send(sets: KvSet[]): Promise<PromiseSettledResult<KvSetOutcome>[]> {
+    const now = this.clock.now();
+    const [only] = sets;
+    if (sets.length === 1 && only !== undefined) return [await settled(this.sendOne(only, now))];
+    let rows: { out_ord: number; out_version: string | null; out_used: string | null; out_refused: string | null }[];
+    try {
+      ({ rows } = await setMany.execute(
+        this.store.db,
+        sets.map((s) => s.appId),
+        sets.map((s) => s.key),
+        sets.map((s) => s.value),
+        sets.map((s) => s.size),
+        now,
+        sets.map((s) => s.cap),
+      ));
+    } catch {
+      // Nothing of the batch was written. One write the store cannot take (a key PostgreSQL
+      // cannot hold, say) must fail its own op, not every op of its turn: each goes alone.
+      return Promise.all(sets.map((set) => settled(this.sendOne(set, now))));
+    }
+    const byOrd = new Map(rows.map((row) => [Number(row.out_ord), row]));
+    return sets.map((set, i): PromiseSettledResult<KvSetOutcome> => {
+      const row = byOrd.get(i + 1);
+      if (row === undefined) return { status: "rejected", reason: new Error("brickyard_kv_set_many answered no row for a write") };
+      if (row.out_refused !== null) return { status: "fulfilled", value: refusal(row.out_refused) };
+      return { status: "fulfilled", value: { written: true, version: Number(row.out_version), used: Number(row.out_used) } };
+    });
+  }
+
+  private async sendOne(set: KvSet, now: number): Promise<KvSetOutcome> {
+    try {
+      const row = await setOne.takeFirst(this.store.db, set.appId, set.key, set.value, set.size, now, set.cap);
+      if (row === undefined) throw new Error("brickyard_kv_set answered no row");
+      return { written: true, version: Number(row.data_version), used: Number(row.used) };
+    } catch (error) {
+      const refused = error as { message?: unknown; detail?: unknown };
+      if (refused.message !== "brickyard_storage_full" || typeof refused.detail !== "string") throw error;
+      return refusal(refused.detail);
+    }
+  }
+}
+
+function refusal(detail: string): KvSetOutcome {
+  const { used, size, freed } = JSON.parse(detail) as { used: number; size: number; freed: number };
+  return { written: false, used: Number(used), size: Number(size), freed: Number(freed) };
+}
+
+async function settled<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
+  try {
+    return { status: "fulfilled", value: await promise };
+  } catch (reason) {
+    return { status: "rejected", reason };
+  }
+}
