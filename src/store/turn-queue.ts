@@ -41,7 +41,7 @@ export class TurnQueue<I, O> {
       const outcomes = await this.runMany(chunk.map((q) => q.item));
       chunk.forEach((q, i) => {
         const outcome = outcomes[i];
-        if (outcome === undefined) q.reject(new Error("a batched write came back without its outcome"));
+        if (outcome === undefined) q.reject(new Error("a batched item came back without its outcome"));
         else if (outcome.status === "fulfilled") q.resolve(outcome.value);
         else q.reject(outcome.reason);
       });
