@@ -67,6 +67,9 @@ export interface ExecutorTuning {
   /** A process's channel is replaced after this many isolate evictions or calls (pool.ts rotate()). */
   channelRotateEvictions: number;
   channelRotateCalls: number;
+  /** An app isolate collects its garbage after this many calls, this long after its last collection (workers/gc.worker.js). */
+  gcEveryCalls: number;
+  gcMinIntervalMs: number;
 }
 
 export const DEFAULT_TUNING: ExecutorTuning = {
@@ -89,6 +92,10 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   drainMs: 35_000,
   channelRotateEvictions: 32,
   channelRotateCalls: 100_000,
+  // A collection stops the process: ~1–2 ms for a small heap, ~120 ms for 100 MiB of live
+  // objects. 2 s bounds what one app's big heap costs its neighbours to ~6 %.
+  gcEveryCalls: 1000,
+  gcMinIntervalMs: 2000,
 };
 
 /** The most an op call may write without waiting for each write (one lease). */

@@ -30,6 +30,8 @@ export interface ProcessOptions {
   maxOldSpaceMb: number;
   startupTimeoutMs: number;
   egress: EgressConfig;
+  gcEveryCalls: number;
+  gcMinIntervalMs: number;
 }
 
 const STDERR_TAIL = 16 * 1024;
@@ -80,6 +82,7 @@ export class WorkerdProcess {
         egress: o.egress,
         compatibilityDate: o.compatibilityDate,
         maxOldSpaceMb: o.maxOldSpaceMb,
+        gc: { everyCalls: o.gcEveryCalls, minIntervalMs: o.gcMinIntervalMs },
       }),
       { mode: 0o600 },
     );

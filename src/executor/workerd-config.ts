@@ -21,6 +21,8 @@ export interface WorkerdConfigOptions {
   /** V8 old-space cap per isolate; a heap bomb past it aborts the process, which we restart. */
   maxOldSpaceMb: number;
   egress: EgressConfig;
+  /** When an app isolate collects its garbage (the shim, with gc.worker.js's gc()). */
+  gc: { everyCalls: number; minIntervalMs: number };
 }
 
 /** How app isolates reach the network (issue 5): only through the supervisor's Egress entrypoint. */
@@ -77,6 +79,7 @@ const config :Workerd.Config = (
           (name = "SHIM", text = embed ${q(o.shimFile)}),
           (name = "KV_CACHE", text = embed "kv-cache.worker.js"),
           (name = "GC_HOOK", text = embed "gc.worker.js"),
+          (name = "GC_POLICY", json = ${q(JSON.stringify(o.gc))}),
           (name = "COMPATIBILITY_DATE", text = ${q(o.compatibilityDate)}),
           (name = "INTERNET", service = "internet"),
           (name = "EGRESS_KEY", text = ${q(o.egress.key)}),

@@ -176,6 +176,7 @@ describe("hostile: leaks and edges", () => {
       compatibilityDate: "2025-09-01",
       maxOldSpaceMb: 128,
       egress: { key: "k" },
+      gc: { everyCalls: 1000, minIntervalMs: 2000 },
     });
     const deny = /deny = \[([^\]]*)\]/.exec(config)?.[1] ?? "";
     for (const range of ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "fec0::/10"]) expect(deny).toContain(`"${range}"`);

@@ -33,12 +33,16 @@ export default {
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-// Every this many op calls an isolate collects its garbage in full. The Request, Response and
-// body objects of a call are small in V8's heap but hold native memory V8 does not weigh, so V8
-// saw no reason to collect them: a busy app's process grew ~7 KB a call (700 MiB after 75,000
-// calls) until recycled. After the result has gone; a collection of a small heap takes ~1 ms.
-const GC_EVERY = 1000;
+// An isolate collects its garbage in full after `everyCalls` op calls, and no sooner than
+// `minIntervalMs` after its last collection (GC_POLICY, from ExecutorTuning). The Request,
+// Response and body objects of a call are small in V8's heap but hold native memory V8 does not
+// weigh, so V8 saw no reason to collect them: a busy app's process grew ~7 KB a call (700 MiB
+// after 75,000 calls) until recycled. A collection stops the whole process (~1–2 ms for a small
+// heap, ~120 ms for 100 MiB of live objects), so the interval bounds what a big heap costs the
+// apps beside it, and the garbage a busy app leaves is what its calls of one interval made.
+const DEFAULT_GC_POLICY = { everyCalls: 1000, minIntervalMs: 2000 };
 let callsSinceCollect = 0;
+let lastCollect = Date.now();
 
 // Past this many queued writes, the next one sends them (keeps a frame's header small).
 const MAX_QUEUED_WRITES = 256;
@@ -89,8 +93,11 @@ class Session extends RpcTarget {
       // Node refuses a finished invocation's binding calls; cached reads must refuse them too.
       live.done = true;
     }
-    if (++callsSinceCollect >= GC_EVERY) {
+    // Date.now() stands still while code runs, but each call is a new event: this is wall time.
+    const gc = this.#env.GC_POLICY ?? DEFAULT_GC_POLICY;
+    if (++callsSinceCollect >= gc.everyCalls && Date.now() - lastCollect >= gc.minIntervalMs) {
       callsSinceCollect = 0;
+      lastCollect = Date.now();
       setTimeout(collect, 0);
     }
     // The writes still queued go with the result; those sent already must have committed.

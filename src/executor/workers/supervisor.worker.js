@@ -20,9 +20,9 @@ const MAX_PENDING_INVALIDATIONS = 256;
 
 const CONTROL = "/__brickyard/";
 
-// As in the app shim (GC_EVERY there): frames and RPC results hold native memory V8 does not
-// weigh, so without a nudge this isolate grew by a few KB a call. No app code runs here, so
-// the gc() that --expose-gc gives is used as it is.
+// As in the app shim (GC_POLICY there): frames and RPC results hold native memory V8 does not
+// weigh, so without a nudge this isolate grew by a few KB a call. No app code runs here, so the
+// gc() that --expose-gc gives is used as it is, and its heap is ours and small (~1 ms a time).
 const GC_EVERY_FRAMES = 2000;
 let framesSinceCollect = 0;
 
@@ -198,7 +198,8 @@ class Channel {
       compatibilityFlags: code.nodeCompat ? ["nodejs_compat"] : [],
       mainModule: "brickyard-shim.js",
       modules: { "brickyard-shim.js": this.env.SHIM, "brickyard-gc.js": this.env.GC_HOOK, "brickyard-kv-cache.js": this.env.KV_CACHE, "app.js": code.module },
-      env: { CAPS: caps, VARS: code.vars ?? {} },
+      // GC_POLICY is the shim's own (when to collect); the app's env is built from CAPS and VARS only.
+      env: { CAPS: caps, VARS: code.vars ?? {}, GC_POLICY: this.env.GC_POLICY },
       // Every fetch() and connect() of the app goes through Egress, which knows what it declared.
       globalOutbound: this.ctx.exports.Egress({ props: { appId: code.appId, origins: code.origins ?? [] } }),
     };
