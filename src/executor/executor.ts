@@ -93,7 +93,7 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   channelRotateEvictions: 32,
   channelRotateCalls: 100_000,
   // A collection stops the process: ~1–2 ms for a small heap, ~120 ms for 100 MiB of live
-  // objects. 2 s bounds what one app's big heap costs its neighbours to ~6 %.
+  // objects. 2 s bounds what one app's big heap costs its neighbours (~6 % at 100 MiB).
   gcEveryCalls: 1000,
   gcMinIntervalMs: 2000,
 };
