@@ -98,7 +98,7 @@ ${overrides
   )
   .join("")}  ],
   sockets = [ ( name = "http", address = ${q(`unix:${o.socketPath}`)}, http = (), service = "supervisor" ) ],
-  # --expose-gc: see workers/gc.worker.js (apps never see gc) and GC_EVERY in the shim.
+  # --expose-gc: see workers/gc.worker.js (apps never see gc) and GC_POLICY in the shim.
   v8Flags = [ ${q(`--max-old-space-size=${o.maxOldSpaceMb}`)}, "--expose-gc" ],
 );
 `;
