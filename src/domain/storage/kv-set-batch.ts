@@ -47,9 +47,8 @@ export class KvSetBatch {
     const now = this.clock.now();
     const [only] = sets;
     if (sets.length === 1 && only !== undefined) return [await settled(this.sendOne(only, now))];
-    let rows: { out_ord: number; out_version: string | null; out_used: string | null; out_refused: string | null }[];
-    try {
-      ({ rows } = await setMany.execute(
+    const rows = await setMany
+      .execute(
         this.store.db,
         sets.map((s) => s.appId),
         sets.map((s) => s.key),
@@ -57,12 +56,14 @@ export class KvSetBatch {
         sets.map((s) => s.size),
         now,
         sets.map((s) => s.cap),
-      ));
-    } catch {
-      // Nothing of the batch was written. One write the store cannot take (a key PostgreSQL
-      // cannot hold, say) must fail its own op, not every op of its turn: each goes alone.
-      return Promise.all(sets.map((set) => settled(this.sendOne(set, now))));
-    }
+      )
+      .then(
+        (result) => result.rows,
+        () => null,
+      );
+    // Nothing of the batch was written. One write the store cannot take (a key PostgreSQL cannot
+    // hold, say) must fail its own op, not every op of its turn: each goes alone.
+    if (rows === null) return Promise.all(sets.map((set) => settled(this.sendOne(set, now))));
     const byOrd = new Map(rows.map((row) => [Number(row.out_ord), row]));
     return sets.map((set, i): PromiseSettledResult<KvSetOutcome> => {
       const row = byOrd.get(i + 1);

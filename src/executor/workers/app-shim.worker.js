@@ -40,7 +40,6 @@ const encoder = new TextEncoder();
 // after 75,000 calls) until recycled. A collection stops the whole process (~1–2 ms for a small
 // heap, ~120 ms for 100 MiB of live objects), so the interval bounds what a big heap costs the
 // apps beside it, and the garbage a busy app leaves is what its calls of one interval made.
-const DEFAULT_GC_POLICY = { everyCalls: 1000, minIntervalMs: 2000 };
 let callsSinceCollect = 0;
 let lastCollect = Date.now();
 
@@ -94,7 +93,7 @@ class Session extends RpcTarget {
       live.done = true;
     }
     // Date.now() stands still while code runs, but each call is a new event: this is wall time.
-    const gc = this.#env.GC_POLICY ?? DEFAULT_GC_POLICY;
+    const gc = this.#env.GC_POLICY;
     if (++callsSinceCollect >= gc.everyCalls && Date.now() - lastCollect >= gc.minIntervalMs) {
       callsSinceCollect = 0;
       lastCollect = Date.now();
