@@ -23,6 +23,7 @@ import { Activity, CallCounts, DiagRing } from "./domain/diagnostics/index.ts";
 import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
 import { secretRedactor } from "./domain/secrets/redact.ts";
 import { AppRunner } from "./domain/operations/as-app.ts";
+import { appCode } from "./domain/operations/app-code.ts";
 import { Routines } from "./domain/routines/routines.ts";
 import { WebhookDelivery } from "./domain/webhooks/delivery.ts";
 import { DeliveryLog } from "./domain/webhooks/delivery-log.ts";
@@ -238,9 +239,10 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   );
   const users = new Users(db, clock);
   const runner = new AppRunner(apps, users, secrets, operations, clock);
+  apps.setStaging(runner);
   // Not awaited: the write answers while the new revision's isolate is built (AppRunner.warm).
   apps.events.on((event) => {
-    if (event.type === "published") runner.warm(event.appId);
+    if (event.type === "published") runner.warm(event.appId, event.staged);
   });
   const mailer = new Mailer(db, clock, { smtpUrl: deps.config.smtpUrl, baseUrl: deps.config.baseUrl, log });
   const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);
@@ -323,32 +325,16 @@ function appSecrets(apps: Apps, secrets: Secrets): SecretsSource {
   };
 }
 
-/**
- * The executor loads code by (app, revision) from the apps service: the module as written, or
- * the bundle a build made of it when it imports npm packages. Any `node:` import needs workerd's
- * nodejs_compat in the app's isolate.
- */
+/** The executor loads code by (app, revision) from the apps service (see appCode). */
 function appCodeSource(apps: Apps, db: Kysely<Database>): CodeSource {
   return {
     async load(appId, revision) {
       const code = await apps.codeAt(appId, revision);
       if (code === null) return null;
-      let module = code.module;
-      // The write's parse allowed only listed built-ins; any mention turns the flag on (harmless if spurious).
-      let nodeCompat = code.module.includes('"node:') || code.module.includes("'node:");
-      if (code.buildDigest !== null) {
-        const bundle = await db.selectFrom("build_bundles").select(["bundle", "node_builtins"]).where("input_digest", "=", code.buildDigest).executeTakeFirst();
-        if (bundle === undefined) throw new Error(`the bundle ${code.buildDigest} of revision ${revision} of app ${appId} is missing`);
-        module = bundle.bundle;
-        nodeCompat = Number(bundle.node_builtins) > 0;
-      }
-      return {
-        nodeCompat,
-        module,
-        imports: [...code.manifest.capabilities.imports],
-        origins: [...code.manifest.capabilities.origins],
-        routes: code.manifest.routes,
-      };
+      if (code.buildDigest === null) return appCode(code.module, code.manifest);
+      const bundle = await db.selectFrom("build_bundles").select(["bundle", "node_builtins"]).where("input_digest", "=", code.buildDigest).executeTakeFirst();
+      if (bundle === undefined) throw new Error(`the bundle ${code.buildDigest} of revision ${revision} of app ${appId} is missing`);
+      return appCode(code.module, code.manifest, { module: bundle.bundle, nodeBuiltins: Number(bundle.node_builtins) > 0 });
     },
   };
 }

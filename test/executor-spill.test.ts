@@ -31,6 +31,18 @@ describe("executor: a hot app spills onto a second process", () => {
     expect(new Set(ids).size).toBe(2);
   });
 
+  it("keeps a call on its app's process while warm-ups build the isolate there", async () => {
+    // A top level that takes a while, so that the warm-ups are still building when the call comes.
+    const app = { ...h.code.publish("spill-warming", `for (let i = 0; i < 3e7; i++);\n${whoAmI}`, manifest), plan: "enterprise" as const };
+    const isolate = { appId: app.id, revision: app.revision, secretsVersion: 0, caps: [] };
+    // Two builds in flight (a write's staged one and its warm-up, say) are not two calls: spilled,
+    // the call would build the isolate all over again on the other process.
+    const warming = [h.executor.warm(isolate), h.executor.warm(isolate)];
+    const first = await h.call(app, "who", { ms: 0 });
+    await Promise.all(warming);
+    expect(await h.call(app, "who", { ms: 0 })).toBe(first);
+  });
+
   it("never spills onto a process whose calls stopped finishing", async () => {
     // Two apps with different home processes: one blocks its process, the other is hot.
     const candidates = Array.from({ length: 20 }, (_, i) => publish(h, `spill-app-${i}`));

@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Clock } from "../config/clock.ts";
-import { CodeCache, codeBundle } from "./internal-api/code-cache.ts";
+import { bundleOf, CodeCache, codeBundle, type CodeBundle } from "./internal-api/code-cache.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
 import { BindingHandler } from "./internal-api/bindings.ts";
 import { InternalApi } from "./internal-api/server.ts";
@@ -11,7 +11,7 @@ import { Invocations } from "./invocations.ts";
 import { MemoryCeiling } from "./memory-ceiling.ts";
 import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
 import { Quarantine } from "./quarantine.ts";
-import type { CodeSource, ExecutorCall, ExecutorOutcome } from "./types.ts";
+import type { AppCode, CodeSource, ExecutorCall, ExecutorOutcome } from "./types.ts";
 import type { EgressConfig } from "./workerd-config.ts";
 
 export interface ExecutorOptions {
@@ -101,6 +101,9 @@ export const DEFAULT_TUNING: ExecutorTuning = {
 /** The most an op call may write without waiting for each write (one lease). */
 const WRITE_BEHIND_BYTES = 1024 * 1024;
 
+/** What a warm-up needs of a call: no op, no input, no lease. */
+type WarmCall = Omit<ExecutorCall, "op" | "headers" | "body" | "warm" | "allowance">;
+
 const WORKERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "workers");
 
 /**
@@ -108,6 +111,8 @@ const WORKERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "workers");
  * the pool of workerd processes, started and stopped together.
  */
 export class Executor {
+  private staged = 0;
+
   private constructor(
     readonly invocations: Invocations,
     /** env.KV/BLOB/LOG on the Node side (tests call it directly to prove what it refuses). */
@@ -117,6 +122,7 @@ export class Executor {
     private readonly dir: string,
     private readonly storage: StorageBackend,
     private readonly dropCachedReads: (appId: string) => void,
+    private readonly bundleOf: (appId: string, code: AppCode, vars?: Record<string, string>) => Promise<CodeBundle>,
   ) {}
 
   static async start(o: ExecutorOptions): Promise<Executor> {
@@ -152,7 +158,7 @@ export class Executor {
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
     const dropCachedReads = (appId: string) => pool.invalidate(appId, null, ++kvEpoch);
-    const executor = new Executor(invocations, bindings, pool, api, dir, o.storage, dropCachedReads);
+    const executor = new Executor(invocations, bindings, pool, api, dir, o.storage, dropCachedReads, (appId, code, vars) => bundleOf(o.secrets, appId, code, vars));
     try {
       await api.listen();
       await pool.start();
@@ -176,8 +182,24 @@ export class Executor {
    * runaway there is blamed on this app), but no op runs. Refusals and faults are the next
    * call's to report.
    */
-  warm(call: Omit<ExecutorCall, "op" | "headers" | "body" | "warm" | "allowance">): Promise<ExecutorOutcome> {
+  warm(call: WarmCall): Promise<ExecutorOutcome> {
     return this.pool.invoke({ ...call, op: "", headers: {}, body: "", warm: true });
+  }
+
+  /**
+   * Starts warm()'s build for code a source write is about to publish (checked, not committed),
+   * so that it runs while the write commits. The isolate goes under a key of its own, which this
+   * returns with the build's outcome to come; the warm-up of the revision that write publishes
+   * names the key as `adopt` to take the isolate over. A write that fails leaves it to idle out,
+   * as a replaced revision's. `vars`, when the caller knows them, spare a read of the secrets,
+   * which on SQLite would wait for the commit.
+   */
+  async stage(call: Omit<WarmCall, "revision" | "staged" | "adopt">, code: AppCode, vars?: Record<string, string>): Promise<{ key: string; built: Promise<unknown> }> {
+    const key = `${call.appId}:staged-${++this.staged}:${call.secretsVersion}`;
+    const bundle = await this.bundleOf(call.appId, code, vars);
+    // Never rejects: like a warm-up's, its refusals and faults are the next call's to report.
+    const built = this.warm({ ...call, revision: 0, staged: { key, code: bundle } }).catch(() => undefined);
+    return { key, built };
   }
 
   /**

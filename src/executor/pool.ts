@@ -107,12 +107,16 @@ export class ExecutorPool {
     this.quarantine.owner(call.appId, call.ownerId);
     const trial = this.trials.of(call.appId);
     const slot = trial === undefined ? placeFor(this.lanes[call.lane ?? "claimed"], call.appId) : this.trialSlot(trial);
-    slot.load += 1;
+    // A warm-up is not load: a call that came while its app's isolate is being built (by one
+    // warm-up or, staged then adopted, two) waits for that build rather than spill onto a
+    // process that would build it all over again.
+    const load = call.warm === true ? 0 : 1;
+    slot.load += load;
     if (trial !== undefined) trial.inflight += 1;
     try {
       return await this.run(slot, call);
     } finally {
-      slot.load -= 1;
+      slot.load -= load;
       if (trial !== undefined) {
         trial.inflight -= 1;
         trial.quietSince = performance.now();
@@ -133,11 +137,15 @@ export class ExecutorPool {
     } catch {
       throw new ExecutorFault("unavailable", "not_started", "no executor process is available");
     }
-    const key = `${call.appId}:${call.revision}:${call.secretsVersion}`;
+    const key = call.staged?.key ?? `${call.appId}:${call.revision}:${call.secretsVersion}`;
     await member.isolates.evicting.get(key);
+    // A staged isolate of this very code, still here and not on its way out, is taken over as it
+    // is (built or still building); the supervisor renames it. Anywhere else it is left to idle out.
+    const adopt = call.adopt !== undefined && member.isolates.has(call.adopt) && !member.isolates.evicting.has(call.adopt) && !member.isolates.has(key) ? call.adopt : null;
+    if (adopt !== null) member.isolates.forget(adopt);
     // First call of this isolate in this process: send the code along, saving the supervisor a
     // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
-    const code = member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null);
+    const code = call.staged?.code ?? (adopt !== null || member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null));
     const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now() };
     member.inflight.add(entry);
     member.ran.set(call.appId, entry.since);
@@ -155,6 +163,7 @@ export class ExecutorPool {
         body: call.body,
         ...(call.allowance === undefined ? {} : { allowance: call.allowance }),
         ...(call.warm === true ? { warm: true } : {}),
+        ...(adopt === null ? {} : { adopt }),
       };
       if (++member.calls >= this.o.channelRotateCalls) this.rotate(slot, member);
       const outcome = await member.channel.run(run, call.deadlineMs);

@@ -1,3 +1,5 @@
+import type { CodeBundle } from "./internal-api/code-cache.ts";
+
 /** Capability strings a manifest may import, and the env names they become (DECISIONS §4). */
 export const CAPABILITIES = {
   "svc:storage/kv@1.0": "kv",
@@ -69,6 +71,13 @@ export interface ExecutorCall {
   allowance?: number;
   /** Only build the isolate (its module's top level runs), no op: Executor.warm sets it. */
   warm?: boolean;
+  /**
+   * A warm-up of code not yet published (Executor.stage): the isolate goes under this key, built
+   * from this code, instead of the revision's.
+   */
+  staged?: { key: string; code: CodeBundle };
+  /** A warm-up that may take over the staged isolate under this key (Executor.adopt). */
+  adopt?: string;
 }
 
 export type ExecutorOutcome =

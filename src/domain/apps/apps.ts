@@ -13,6 +13,7 @@ import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
 import { listApps, type ListedApp } from "./listing.ts";
 import type { Manifest } from "./manifest-types.ts";
 import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./build-seam.ts";
+import type { StagedBuild, StagingSeam } from "./staging-seam.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
 import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppsWithTokenEpoch, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, recordBytes, type AppRecord, type AppWithTokenEpoch } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
@@ -72,6 +73,7 @@ export interface ActiveCode extends SourceBundle {
 export class Apps {
   private pairing: PairingSeam | null = null;
   private builds: BuildSeam | null = null;
+  private staging: StagingSeam | null = null;
   private readonly roleSources: RoleSource[] = [];
   /** Subscribe with `apps.events.on(listener)`: `published` after source writes, `deleted` after removal. */
   readonly events: AppEvents;
@@ -100,6 +102,10 @@ export class Apps {
   /** The builds service registers itself here (see BuildSeam). */
   setBuilds(seam: BuildSeam): void {
     this.builds = seam;
+  }
+
+  setStaging(seam: StagingSeam): void {
+    this.staging = seam;
   }
 
   /**
@@ -283,8 +289,9 @@ export class Apps {
       const existing = await findOwnedByManifestId(this.db, userId, prepared.manifest.id);
       const now = this.clock.now();
       if (existing !== null) {
+        const staged = this.stage(existing, prepared);
         const app = await this.writeThenRead(existing.id, async (trx) => (await bumpRevision(trx, existing.id, now, prepared)) !== null);
-        if (app !== null) return { app: await this.published(app, prepared), warnings: prepared.warnings, created: false, token: null, pairing: null };
+        if (app !== null) return { app: await this.published(app, prepared, staged), warnings: prepared.warnings, created: false, token: null, pairing: null };
         continue;
       }
       const id = newAppId();
@@ -322,6 +329,7 @@ export class Apps {
       return this.defer({ intent: options.intent ?? "update", appId: id, actor, baseRevision: expected, prepared: source_, lockFrom: options.lockFrom ?? app.revision });
     }
     const now = this.clock.now();
+    const staged = this.stage(app, prepared);
     const updated = await this.writeThenRead(id, async (trx) => {
       const stored = expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : await commitRevision(trx, id, expected, now, prepared);
       if (stored && within !== undefined) await within(trx);
@@ -331,7 +339,7 @@ export class Apps {
       if (expected === null) throw apiError("app_not_found", `no app ${id}`);
       throw revisionMismatch(this.sourceUrl(id), expected, (await this.mustFind(id)).revision);
     }
-    return { app: await this.published(updated, prepared), warnings: prepared.warnings };
+    return { app: await this.published(updated, prepared, staged), warnings: prepared.warnings };
   }
 
   /** GET /app/{id}/source. */
@@ -358,16 +366,26 @@ export class Apps {
     assertSameManifestId(app.manifestId, edited.manifest.id);
     const prepared = await this.withBundle(edited);
     if (prepared === null) return this.defer({ intent: "update", appId: id, actor, baseRevision: expected, prepared: edited, lockFrom: app.revision });
+    const staged = this.stage(app, prepared);
     const updated = await this.writeThenRead(id, (trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
     if (updated === null) {
       const latest = await this.mustFind(id);
       throw revisionMismatch(this.sourceUrl(id), expected, latest.revision);
     }
-    return { app: await this.published(updated, prepared), warnings: prepared.warnings };
+    return { app: await this.published(updated, prepared, staged), warnings: prepared.warnings };
   }
 
-  private async published(app: AppRecord, prepared: PreparedSource): Promise<AppRecord> {
-    await this.events.emit({ type: "published", appId: app.id, revision: app.revision, warnings: prepared.warnings });
+  /** Offers the code a write is about to commit to the isolate builder (StagingSeam); never fails the write. */
+  private stage(app: AppRecord, prepared: PreparedSource): StagedBuild | null {
+    try {
+      return this.staging?.stage(app, prepared) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  private async published(app: AppRecord, prepared: PreparedSource, staged: StagedBuild | null = null): Promise<AppRecord> {
+    await this.events.emit({ type: "published", appId: app.id, revision: app.revision, warnings: prepared.warnings, ...(staged === null ? {} : { staged }) });
     return app;
   }
 

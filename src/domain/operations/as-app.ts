@@ -3,6 +3,9 @@ import type { User, Users } from "../accounts/users.ts";
 import type { Lane } from "../../executor/types.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord as StoredApp } from "../apps/queries.ts";
+import type { PreparedSource } from "../apps/source.ts";
+import type { StagedBuild, StagingSeam } from "../apps/staging-seam.ts";
+import { appCode } from "./app-code.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Plan } from "../../errors/index.ts";
 import type { AppRecord, Operations, Role, Trigger } from "./operations.ts";
@@ -12,7 +15,7 @@ import type { AppRecord, Operations, Role, Trigger } from "./operations.ts";
  * deliveries (as the app itself, never as the owner opening it). One place assembles what the
  * executor needs of an app: its active manifest, its owner's plan and its secrets version.
  */
-export class AppRunner {
+export class AppRunner implements StagingSeam {
   private readonly warming = new Map<string, Promise<void>>();
 
   constructor(
@@ -46,9 +49,9 @@ export class AppRunner {
    * app ran lately (an agent that writes and then calls is spared the build, ~4 ms here). Not
    * awaited by the write, and never fails it: a refusal or fault is the next call's to report.
    */
-  warm(appId: string): void {
+  warm(appId: string, staged?: StagedBuild): void {
     if (!this.operations.ranLately(appId)) return;
-    const done: Promise<void> = this.warmNow(appId)
+    const done: Promise<void> = this.warmNow(appId, staged instanceof Staged && staged.appId === appId ? staged : null)
       .catch(() => undefined)
       .finally(() => {
         if (this.warming.get(appId) === done) this.warming.delete(appId);
@@ -61,9 +64,27 @@ export class AppRunner {
     return this.warming.get(appId) ?? Promise.resolve();
   }
 
-  private async warmNow(appId: string): Promise<void> {
+  /**
+   * A source write's code, before it commits (StagingSeam): where warm() would build its isolate
+   * after the commit, starts the build now, so that it overlaps the commit (~2 ms here of a
+   * ~4–9 ms build). Code that needs a build of its npm imports runs a bundle, and is not staged.
+   */
+  stage(app: StoredApp, prepared: PreparedSource): StagedBuild | null {
+    if (prepared.build !== undefined || !this.operations.ranLately(app.id)) return null;
+    const staging = this.target(app).then(async (target) => {
+      const code = appCode(prepared.source.module, prepared.manifest);
+      return { ...(await this.operations.stage({ ...target, manifest: prepared.manifest }, code)), secretsVersion: target.secretsVersion ?? 0 };
+    });
+    return new Staged(app.id, staging.catch(() => null));
+  }
+
+  private async warmNow(appId: string, staged: Staged | null): Promise<void> {
     const app = await this.apps.get(appId);
-    if (app !== null) await this.operations.warm(await this.target(app));
+    if (app === null) return;
+    const target = await this.target(app);
+    // The staged isolate holds this write's code with the secrets of its day; changed since, it is not this revision's.
+    const built = await staged?.staging;
+    await this.operations.warm(target, built !== null && built !== undefined && built.secretsVersion === (target.secretsVersion ?? 0) ? built.key : null);
   }
 
   /** The plan that sets an app's limits: its owner's; free while unclaimed. */
@@ -93,6 +114,20 @@ export class AppRunner {
   private async readOwner(ownerUserId: string, manifestId: string): Promise<NonNullable<StoredApp["owner"]> | null> {
     const [user, secretsVersion] = await Promise.all([this.users.byId(ownerUserId), this.secrets.version({ ownerUserId, manifestId })]);
     return user === null ? null : { plan: user.plan, createdAt: user.createdAt, secretsVersion };
+  }
+}
+
+/** The build AppRunner.stage began for one write, carried by its `published` event. */
+export class Staged implements StagedBuild {
+  constructor(
+    readonly appId: string,
+    /** Its isolate's key and the secrets it was built with, once sent; null if it could not start. */
+    readonly staging: Promise<{ key: string; built: Promise<unknown>; secretsVersion: number } | null>,
+  ) {}
+
+  /** Settles once the isolate is built, or its build failed (tests wait on it). */
+  async built(): Promise<void> {
+    await (await this.staging)?.built;
   }
 }
 

@@ -1,7 +1,7 @@
 import { SECOND, type Clock } from "../../config/clock.ts";
 import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
 import type { Executor } from "../../executor/executor.ts";
-import { capabilitiesOf, ExecutorFault, type ExecutorCall, type ExecutorOutcome, type Lane, type RouteSpec } from "../../executor/types.ts";
+import { capabilitiesOf, ExecutorFault, type AppCode, type ExecutorCall, type ExecutorOutcome, type Lane, type RouteSpec } from "../../executor/types.ts";
 import type { Activity, CallCounts, DiagRing } from "../diagnostics/index.ts";
 import type { RedactorSource } from "../secrets/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
@@ -88,9 +88,21 @@ export class Operations {
     return this.executor.pool.ranLately(appId);
   }
 
-  /** Builds the app's active revision's isolate ahead of its first call (Executor.warm). */
-  async warm(app: AppRecord): Promise<void> {
-    await this.executor.warm({ ...isolateOf(app), caps: capabilitiesOf(app.manifest.capabilities?.imports), deadlineMs: this.deadlineMs });
+  /**
+   * Builds the app's active revision's isolate ahead of its first call (Executor.warm), or takes
+   * over the one staged under `adopt` for exactly this code.
+   */
+  async warm(app: AppRecord, adopt: string | null = null): Promise<void> {
+    await this.executor.warm({ ...isolateOf(app), caps: capabilitiesOf(app.manifest.capabilities?.imports), deadlineMs: this.deadlineMs, ...(adopt === null ? {} : { adopt }) });
+  }
+
+  /**
+   * Starts building the isolate of `code`, which `app` (its manifest already `code`'s) is about
+   * to publish (Executor.stage). Secrets version 0 means none were ever written (Secrets.version).
+   */
+  stage(app: AppRecord, code: AppCode): Promise<{ key: string; built: Promise<unknown> }> {
+    const { revision: _, ...isolate } = isolateOf(app);
+    return this.executor.stage({ ...isolate, caps: capabilitiesOf(app.manifest.capabilities?.imports), deadlineMs: this.deadlineMs }, code, isolate.secretsVersion === 0 ? {} : undefined);
   }
 
   /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */

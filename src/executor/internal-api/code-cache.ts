@@ -14,8 +14,12 @@ export interface CodeBundle {
 /** Module from the cache, secrets fresh from their source (they change without a new revision). */
 export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number): Promise<CodeBundle | null> {
   const code = await cache.get(appId, revision);
-  if (code === null) return null;
-  return { appId, module: code.module, nodeCompat: code.nodeCompat === true, origins: code.origins, vars: secrets === undefined ? {} : await secrets.forApp(appId) };
+  return code === null ? null : bundleOf(secrets, appId, code);
+}
+
+/** The bundle of any code of the app, published or not (Executor.stage); `vars` already known spare the secrets' read. */
+export async function bundleOf(secrets: SecretsSource | undefined, appId: string, code: AppCode, vars?: Record<string, string>): Promise<CodeBundle> {
+  return { appId, module: code.module, nodeCompat: code.nodeCompat === true, origins: code.origins, vars: vars ?? (secrets === undefined ? {} : await secrets.forApp(appId)) };
 }
 
 /**

@@ -135,8 +135,23 @@ class Channel {
     });
   }
 
+  /** The isolate under `key`, built now if need be; undefined for a warm-up with nothing to build it from. */
   session(key, header) {
     let held = this.sessions.get(key);
+    // Node's word that the isolate staged under `adopt` runs exactly this revision's code: it
+    // goes on under the revision's key, built or still building.
+    if (held === undefined && header.adopt !== undefined) {
+      held = this.sessions.get(header.adopt);
+      if (held?.appId !== header.appId) held = undefined;
+      else {
+        this.sessions.delete(header.adopt);
+        this.sessions.set(key, held);
+      }
+    }
+    // A warm-up has no invocation to fetch code with, and a failed fetch would stay with the key
+    // in the loader: with no code (a staged isolate gone before it could be taken over, or
+    // Node's read failed), the first call builds the isolate instead.
+    if (held === undefined && header.warm === true && header.code == null) return undefined;
     if (held === undefined) {
       const worker = this.env.LOADER.get(key, async () => this.workerCode(header.caps, header.code ?? (await this.fetchCode(header.invocation))));
       const entry = worker.getEntrypoint("Shim");
@@ -170,9 +185,9 @@ class Channel {
     let result;
     try {
       const held = this.session(key, header);
-      const session = await held.session;
+      const session = await held?.session;
       // A warm-up only builds the isolate (its module's top level has run by now) and its session.
-      result = header.warm === true ? { outcome: "warm" } : await session.run(header.op, header.headers, payload, held.invalidations.take(), header.allowance ?? 0);
+      result = header.warm === true || held === undefined ? { outcome: "warm" } : await session.run(header.op, header.headers, payload, held.invalidations.take(), header.allowance ?? 0);
     } catch (error) {
       // Not the app's own throw (the shim catches those): the module failed to load or evaluate
       // (syntax error, top-level throw, no code), or the isolate went away. Start over next time.
