@@ -15,6 +15,8 @@ import { createTestDatabase } from "./dialects.ts";
 export class TestCodeSource implements CodeSource {
   private readonly revisions = new Map<string, AppCode>();
   loads = 0;
+  /** This many loads from now fail, as a store that lost its connection would. */
+  failNext = 0;
 
   publish(id: string, module: string, manifest: AppRecord["manifest"], revision = 1): AppRecord {
     this.revisions.set(`${id}:${revision}`, { module, imports: manifest.capabilities?.imports ?? [], origins: manifest.capabilities?.origins ?? [], routes: manifest.routes ?? {} });
@@ -23,6 +25,10 @@ export class TestCodeSource implements CodeSource {
 
   load(appId: string, revision: number): Promise<AppCode | null> {
     this.loads += 1;
+    if (this.failNext > 0) {
+      this.failNext -= 1;
+      return Promise.reject(new Error("the store is unreachable"));
+    }
     return Promise.resolve(this.revisions.get(`${appId}:${revision}`) ?? null);
   }
 }

@@ -26,6 +26,23 @@ const CONTROL = "/__brickyard/";
 const GC_EVERY_FRAMES = 2000;
 let framesSinceCollect = 0;
 
+// workerd's loader keeps what it built under a key, a failed build included, for the life of the
+// process. A build that failed because Node could not give its code (its store unreachable for a
+// moment), not because of the app's code, goes under a new name next time (`key#n`), so that the
+// code is fetched again: otherwise every call of that revision here would fail until it idled out.
+// Process-wide, as the loader is: a new channel still meets the old failure. One entry per such
+// failure, at most REFETCH_KEYS of them (past that, the oldest key's next failure is rebuilt once more).
+const refetches = new Map();
+const REFETCH_KEYS = 10_000;
+const loaderKey = (key) => {
+  const n = refetches.get(key);
+  return n === undefined ? key : `${key}#${n}`;
+};
+function refetchNextTime(key) {
+  refetches.set(key, (refetches.get(key) ?? 0) + 1);
+  if (refetches.size > REFETCH_KEYS) refetches.delete(refetches.keys().next().value);
+}
+
 export default {
   async fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
@@ -153,11 +170,20 @@ class Channel {
     // Node's read failed), the first call builds the isolate instead.
     if (held === undefined && header.warm === true && header.code == null) return undefined;
     if (held === undefined) {
-      const worker = this.env.LOADER.get(key, async () => this.workerCode(header.caps, header.code ?? (await this.fetchCode(header.invocation))));
+      const fetch = { failed: false };
+      const worker = this.env.LOADER.get(loaderKey(key), async () => {
+        if (header.code != null) return this.workerCode(header.caps, header.code);
+        try {
+          return this.workerCode(header.caps, await this.fetchCode(header.invocation));
+        } catch (error) {
+          fetch.failed = true;
+          throw error;
+        }
+      });
       const entry = worker.getEntrypoint("Shim");
       // An RpcPromise, awaited once; the handles are released explicitly in drop().
       const session = entry.open(new Bindings(this, header.appId)).then((stub) => stub);
-      held = { appId: header.appId, worker, entry, session, invalidations: new Invalidations() };
+      held = { appId: header.appId, worker, entry, session, invalidations: new Invalidations(), fetch };
       this.sessions.set(key, held);
       let ofApp = this.appSessions.get(header.appId);
       if (ofApp === undefined) this.appSessions.set(header.appId, (ofApp = new Set()));
@@ -183,14 +209,16 @@ class Channel {
   async run(header, payload) {
     const { id, key } = header;
     let result;
+    let held;
     try {
-      const held = this.session(key, header);
+      held = this.session(key, header);
       const session = await held?.session;
       // A warm-up only builds the isolate (its module's top level has run by now) and its session.
       result = header.warm === true || held === undefined ? { outcome: "warm" } : await session.run(header.op, header.headers, payload, held.invalidations.take(), header.allowance ?? 0);
     } catch (error) {
       // Not the app's own throw (the shim catches those): the module failed to load or evaluate
       // (syntax error, top-level throw, no code), or the isolate went away. Start over next time.
+      if (held?.fetch.failed === true) refetchNextTime(key);
       void this.drop(key);
       result = { outcome: "threw", message: String(error?.message ?? error), stack: String(error?.stack ?? "") };
     }

@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appModule, startHarness, type Harness } from "./helpers/executor.ts";
+
+// workerd's loader keeps what it built under an isolate key, a failed build included, for as
+// long as the process lives. A build that failed because our store could not give its code
+// (not because of the app's code) must not stay failed: the next call reads the code again.
+// Executor-level (the source is the harness's), so SQLite only.
+describe("executor: a failed read of an app's code is not kept", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ dialect: "sqlite", processes: 1 });
+  });
+  afterAll(async () => h.close());
+
+  it("a call whose code could not be read fails; the next call of that revision reads it and runs", async () => {
+    const app = h.code.publish("flaky-source", appModule({ hi: `async () => "hi"` }), { routes: { hi: {} } });
+    // Both reads of the first call: Node's, sent with the run, and the supervisor's, through the internal API.
+    h.code.failNext = 2;
+    await expect(h.call(app, "hi")).rejects.toMatchObject({ kind: "operation_failed" });
+    expect(h.code.failNext).toBe(0);
+    expect(await h.call(app, "hi")).toBe("hi");
+    expect(await h.call(app, "hi")).toBe("hi");
+  });
+
+  it("a module that throws at its top level is not built again for every call", async () => {
+    const app = h.code.publish("throws-at-load", `throw new Error("thrown at load");\n${appModule({ hi: `async () => "hi"` })}`, { routes: { hi: {} } });
+    const before = h.code.loads;
+    for (let i = 0; i < 3; i++) await expect(h.call(app, "hi")).rejects.toThrow("thrown at load");
+    // Read once with the first run; the failed build stays, with the app's own error.
+    expect(h.code.loads - before).toBe(1);
+  });
+});
