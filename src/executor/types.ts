@@ -76,7 +76,7 @@ export interface ExecutorCall {
    * from this code, instead of the revision's.
    */
   staged?: { key: string; code: CodeBundle };
-  /** A warm-up that may take over the staged isolate under this key (Executor.adopt). */
+  /** A warm-up that may take over the isolate staged under this key (see Executor.stage). */
   adopt?: string;
 }
 
