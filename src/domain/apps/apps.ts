@@ -375,13 +375,9 @@ export class Apps {
     return { app: await this.published(updated, prepared, staged), warnings: prepared.warnings };
   }
 
-  /** Offers the code a write is about to commit to the isolate builder (StagingSeam); never fails the write. */
+  /** Offers the code a write is about to commit to the isolate builder (StagingSeam). */
   private stage(app: AppRecord, prepared: PreparedSource): StagedBuild | null {
-    try {
-      return this.staging?.stage(app, prepared) ?? null;
-    } catch {
-      return null;
-    }
+    return this.staging?.stage(app, prepared) ?? null;
   }
 
   private async published(app: AppRecord, prepared: PreparedSource, staged: StagedBuild | null = null): Promise<AppRecord> {

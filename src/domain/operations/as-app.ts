@@ -84,7 +84,7 @@ export class AppRunner implements StagingSeam {
     const target = await this.target(app);
     // The staged isolate holds this write's code with the secrets of its day; changed since, it is not this revision's.
     const built = await staged?.staging;
-    await this.operations.warm(target, built !== null && built !== undefined && built.secretsVersion === (target.secretsVersion ?? 0) ? built.key : null);
+    await this.operations.warm(target, built?.secretsVersion === (target.secretsVersion ?? 0) ? built.key : null);
   }
 
   /** The plan that sets an app's limits: its owner's; free while unclaimed. */

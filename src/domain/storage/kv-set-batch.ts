@@ -46,7 +46,7 @@ export class KvSetBatch {
   private async send(sets: KvSet[]): Promise<PromiseSettledResult<KvSetOutcome>[]> {
     const now = this.clock.now();
     const [only] = sets;
-    if (sets.length === 1 && only !== undefined) return [await settled(this.sendOne(only, now))];
+    if (sets.length === 1 && only !== undefined) return Promise.allSettled([this.sendOne(only, now)]);
     const rows = await setMany
       .execute(
         this.store.db,
@@ -63,7 +63,7 @@ export class KvSetBatch {
       );
     // Nothing of the batch was written. One write the store cannot take (a key PostgreSQL cannot
     // hold, say) must fail its own op, not every op of its turn: each goes alone.
-    if (rows === null) return Promise.all(sets.map((set) => settled(this.sendOne(set, now))));
+    if (rows === null) return Promise.allSettled(sets.map((set) => this.sendOne(set, now)));
     const byOrd = new Map(rows.map((row) => [Number(row.out_ord), row]));
     return sets.map((set, i): PromiseSettledResult<KvSetOutcome> => {
       const row = byOrd.get(i + 1);
@@ -89,12 +89,4 @@ export class KvSetBatch {
 function refusal(detail: string): KvSetOutcome {
   const { used, size, freed } = JSON.parse(detail) as { used: number; size: number; freed: number };
   return { written: false, used: Number(used), size: Number(size), freed: Number(freed) };
-}
-
-async function settled<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
-  try {
-    return { status: "fulfilled", value: await promise };
-  } catch (reason) {
-    return { status: "rejected", reason };
-  }
 }
