@@ -76,3 +76,19 @@ describe("RunCeilings: waiting for a concurrent-run slot", () => {
     expect(await waiter).toMatchObject({ waited: true });
   });
 });
+
+describe("RunCeilings: runs per minute", () => {
+  it("refuses the run past the plan's minute, and resetWindows forgets the minute but not the runs holding slots", async () => {
+    const ceilings = new RunCeilings(new ManualClock());
+    const perMinute = PLAN_LIMITS.free.runs_per_minute;
+    for (let i = 0; i < perMinute; i++) (await ceilings.acquire("a", "free", URL)).release();
+    await expect(ceilings.acquire("a", "free", URL)).rejects.toMatchObject({ kind: "app_busy", status: 429, fields: { limit: "runs_per_window", allowed: perMinute } });
+    ceilings.resetWindows();
+    const held = await full(ceilings);
+    // Still counted as running: the reset touched only the minute.
+    ceilings.resetWindows();
+    await expect(ceilings.acquire("a", "free", URL)).rejects.toMatchObject({ kind: "app_busy", fields: { limit: "concurrent_runs" } });
+    held[0]?.release();
+    await expect(ceilings.acquire("a", "free", URL)).resolves.toMatchObject({ waited: false });
+  });
+});

@@ -37,6 +37,11 @@ export class RunCeilings {
     this.windows = new RateLimiter(clock);
   }
 
+  /** Forgets every app's runs in its current window (operators after changing limits; benchmarks). */
+  resetWindows(): void {
+    this.windows.reset();
+  }
+
   /** Takes a run slot, waiting up to `waitMs` (real time) for one while all are taken. */
   async acquire(appId: string, plan: Plan, retryUrl: string, waitMs = 0): Promise<RunSlot> {
     const limits = PLAN_LIMITS[plan];

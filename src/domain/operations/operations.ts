@@ -83,6 +83,11 @@ export class Operations {
     this.ceilings = new RunCeilings(clock);
   }
 
+  /** Forgets every app's runs per minute so far (RunCeilings.resetWindows); running calls keep their slots. */
+  resetRunWindows(): void {
+    this.ceilings.resetWindows();
+  }
+
   /** Whether the app ran on an executor process lately (its next revision is worth warming). */
   ranLately(appId: string): boolean {
     return this.executor.pool.ranLately(appId);
