@@ -29,4 +29,19 @@ describe("executor: a failed read of an app's code is not kept", () => {
     // Read once with the first run; the failed build stays, with the app's own error.
     expect(h.code.loads - before).toBe(1);
   });
+
+  it("an isolate rebuilt after a failed read is the one evicted", async () => {
+    const manifest = { routes: { count: {} } };
+    // Module state lives as long as the isolate: the count says whether it was built again.
+    const app = h.code.publish("flaky-then-evicted", `let calls = 0;\n${appModule({ count: "async () => ++calls" }, manifest)}`, manifest);
+    h.code.failNext = 2;
+    await expect(h.call(app, "count")).rejects.toMatchObject({ kind: "operation_failed" });
+    expect(await h.call(app, "count")).toBe(1);
+    expect(await h.call(app, "count")).toBe(2);
+    // A newer revision supersedes this one's isolate, whose eviction starts as that call begins;
+    // calling the old revision again (a caller that read the app before the write) waits for the
+    // eviction and builds it afresh.
+    expect(await h.call(h.code.publish("flaky-then-evicted", `let calls = 0;\n${appModule({ count: "async () => ++calls" }, manifest)}`, manifest, 2), "count")).toBe(1);
+    expect(await h.call(app, "count")).toBe(1);
+  });
 });

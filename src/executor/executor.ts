@@ -190,15 +190,16 @@ export class Executor {
    * Starts warm()'s build for code a source write is about to publish (checked, not committed),
    * so that it runs while the write commits. The isolate goes under a key of its own, which this
    * returns with the build's outcome to come; the warm-up of the revision that write publishes
-   * names the key as `adopt` to take the isolate over. A write that fails leaves it to idle out,
-   * as a replaced revision's. `vars`, when the caller knows them, spare a read of the secrets,
+   * names the key as `adopt` to take the isolate over. A write that fails leaves it until the
+   * app's next staged build supersedes it (IsolateTable), or it idles out. `vars`, when the caller knows them, spare a read of the secrets,
    * which on SQLite would wait for the commit.
    */
   async stage(call: Omit<WarmCall, "revision" | "staged" | "adopt">, code: AppCode, vars?: Record<string, string>): Promise<{ key: string; built: Promise<unknown> }> {
-    const key = `${call.appId}:staged-${++this.staged}:${call.secretsVersion}`;
+    const seq = ++this.staged;
+    const key = `${call.appId}:staged-${seq}:${call.secretsVersion}`;
     const bundle = await this.bundleOf(call.appId, code, vars);
     // Never rejects: like a warm-up's, its refusals and faults are the next call's to report.
-    const built = this.warm({ ...call, revision: 0, staged: { key, code: bundle } }).catch(() => undefined);
+    const built = this.warm({ ...call, revision: 0, staged: { key, code: bundle, seq } }).catch(() => undefined);
     return { key, built };
   }
 

@@ -1,10 +1,37 @@
+import type { ExecutorCall } from "./types.ts";
+
+/**
+ * Which build of its app an isolate holds: its revision's (ordered by revision, then secrets
+ * version: both only grow), or one staged for a write not yet committed (ordered by the staging
+ * counter). Within an app, only the newest of each kind can be called again.
+ */
+export interface IsolateOf {
+  appId: string;
+  kind: "revision" | "staged";
+  order: readonly number[];
+}
+
+/** The build a call runs (or a warm-up builds). */
+export function isolateOf(call: Pick<ExecutorCall, "appId" | "revision" | "secretsVersion" | "staged">): IsolateOf {
+  return call.staged === undefined
+    ? { appId: call.appId, kind: "revision", order: [call.revision, call.secretsVersion] }
+    : { appId: call.appId, kind: "staged", order: [call.staged.seq] };
+}
+
 /**
  * Which isolates one workerd process holds, least recently used first. workerd never drops a
- * named loader isolate by itself (~1.5 MiB each), so the pool evicts past a count or when idle.
+ * named loader isolate by itself (~1.5 MiB each), so the pool evicts past a count or when idle,
+ * and at once when a newer build of the same app has run here (superseded): an app that writes
+ * a revision a second holds two isolates, not the last ten minutes' worth, and its churn never
+ * pushes other apps' isolates out of the table.
  */
 export class IsolateTable {
   private readonly lastUsed = new Map<string, number>();
   private readonly inflight = new Map<string, number>();
+  private readonly owners = new Map<string, IsolateOf>();
+  private readonly byApp = new Map<string, Set<string>>();
+  /** Keys no call will name again, evicted once their calls in flight are answered. */
+  private readonly superseded = new Set<string>();
   /** Evictions under way; a call for that key waits for it so it never lands on a dying isolate. */
   readonly evicting = new Map<string, Promise<void>>();
 
@@ -16,10 +43,16 @@ export class IsolateTable {
     return this.lastUsed.has(key);
   }
 
-  begin(key: string, now: number): void {
+  /** Whether some key waits to be evicted because a newer build of its app ran here. */
+  get anySuperseded(): boolean {
+    return this.superseded.size > 0;
+  }
+
+  begin(key: string, now: number, of?: IsolateOf): void {
     this.lastUsed.delete(key);
     this.lastUsed.set(key, now);
     this.inflight.set(key, (this.inflight.get(key) ?? 0) + 1);
+    if (of !== undefined && !this.owners.has(key)) this.own(key, of);
   }
 
   end(key: string): void {
@@ -28,12 +61,19 @@ export class IsolateTable {
     else this.inflight.set(key, left);
   }
 
-  /** Keys to evict: the idle ones first by age, then the oldest past `capacity`; never busy ones. */
+  /**
+   * Keys to evict: superseded ones, then the idle ones by age, then the oldest past `capacity`;
+   * never busy ones.
+   */
   victims(capacity: number, idleBefore: number): string[] {
     const out: string[] = [];
-    let over = this.lastUsed.size - capacity;
+    const free = (key: string) => !this.inflight.has(key) && !this.evicting.has(key);
+    for (const key of this.superseded) if (free(key)) out.push(key);
+    // Isolates already on their way out make room too: counting them would evict one more each time.
+    let over = this.lastUsed.size - out.length - capacity;
+    for (const key of this.evicting.keys()) if (this.lastUsed.has(key)) over -= 1;
     for (const [key, used] of this.lastUsed) {
-      if (this.inflight.has(key) || this.evicting.has(key)) continue;
+      if (!free(key) || this.superseded.has(key)) continue;
       if (over > 0 || used < idleBefore) {
         out.push(key);
         over -= 1;
@@ -44,5 +84,31 @@ export class IsolateTable {
 
   forget(key: string): void {
     this.lastUsed.delete(key);
+    this.superseded.delete(key);
+    const of = this.owners.get(key);
+    if (of === undefined) return;
+    this.owners.delete(key);
+    const keys = this.byApp.get(of.appId);
+    keys?.delete(key);
+    if (keys?.size === 0) this.byApp.delete(of.appId);
   }
+
+  /** Records whose build `key` holds; of the app's keys of its kind, all but the newest are superseded. */
+  private own(key: string, of: IsolateOf): void {
+    this.owners.set(key, of);
+    const keys = this.byApp.get(of.appId) ?? new Set<string>();
+    this.byApp.set(of.appId, keys.add(key));
+    const order = (k: string) => this.owners.get(k)?.order ?? [];
+    const same = [...keys].filter((k) => this.owners.get(k)?.kind === of.kind);
+    const newest = same.reduce((a, b) => (compare(order(b), order(a)) > 0 ? b : a));
+    for (const k of same) if (k !== newest) this.superseded.add(k);
+  }
+}
+
+function compare(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
 }

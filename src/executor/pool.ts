@@ -3,7 +3,7 @@ import { ChannelError, ExecutorChannel } from "./channel.ts";
 import type { ExecutorTuning } from "./executor.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
-import { IsolateTable } from "./isolates.ts";
+import { isolateOf, IsolateTable } from "./isolates.ts";
 import type { MemoryCeiling } from "./memory-ceiling.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
@@ -149,8 +149,8 @@ export class ExecutorPool {
     const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now() };
     member.inflight.add(entry);
     member.ran.set(call.appId, entry.since);
-    member.isolates.begin(key, entry.startedAt);
-    if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(slot, member, this.o.maxIsolatesPerProcess, 0);
+    member.isolates.begin(key, entry.startedAt, isolateOf(call));
+    if (member.isolates.size > this.o.maxIsolatesPerProcess || member.isolates.anySuperseded) this.evict(slot, member, this.o.maxIsolatesPerProcess, 0);
     try {
       const run = {
         key,

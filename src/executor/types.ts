@@ -73,9 +73,9 @@ export interface ExecutorCall {
   warm?: boolean;
   /**
    * A warm-up of code not yet published (Executor.stage): the isolate goes under this key, built
-   * from this code, instead of the revision's.
+   * from this code, instead of the revision's. `seq` orders an app's staged builds.
    */
-  staged?: { key: string; code: CodeBundle };
+  staged?: { key: string; code: CodeBundle; seq: number };
   /** A warm-up that may take over the isolate staged under this key (see Executor.stage). */
   adopt?: string;
 }

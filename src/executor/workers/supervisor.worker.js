@@ -251,7 +251,8 @@ class Channel {
   async evict({ id, key }) {
     await this.drop(key);
     try {
-      const worker = this.env.LOADER.get(key, () => {
+      // Under the name it was built with: after a failed code fetch that is `key#n`, not `key`.
+      const worker = this.env.LOADER.get(loaderKey(key), () => {
         throw new Error("not loaded");
       });
       await worker.getEntrypoint("Shim").evict();
