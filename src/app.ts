@@ -30,8 +30,8 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     throw error;
   }
   ctx.executor.pool.onEvent = (event) => {
-    // A channel rotation is routine housekeeping; faults, recycles and failed starts are not.
-    if (event.type === "channel_rotated") ctx.log.debug({ executor: event }, "executor channel rotated");
+    // Evictions and channel rotations are routine housekeeping; faults, recycles and failed starts are not.
+    if (event.type === "channel_rotated" || event.type === "evicted") ctx.log.debug({ executor: event }, `executor ${event.type}`);
     else ctx.log.warn({ executor: event }, `executor ${event.type}`);
   };
   registerRoutes(http, ctx);

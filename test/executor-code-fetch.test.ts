@@ -38,10 +38,11 @@ describe("executor: a failed read of an app's code is not kept", () => {
     await expect(h.call(app, "count")).rejects.toMatchObject({ kind: "operation_failed" });
     expect(await h.call(app, "count")).toBe(1);
     expect(await h.call(app, "count")).toBe(2);
-    // A newer revision supersedes this one's isolate, whose eviction starts as that call begins;
-    // calling the old revision again (a caller that read the app before the write) waits for the
-    // eviction and builds it afresh.
-    expect(await h.call(h.code.publish("flaky-then-evicted", `let calls = 0;\n${appModule({ count: "async () => ++calls" }, manifest)}`, manifest, 2), "count")).toBe(1);
+    // A newer revision supersedes this one's isolate, which is evicted at the next tick; calling
+    // the old revision then (a caller that read the app before the write) builds it afresh.
+    const evicted = h.nextEvent((e) => e.type === "evicted" && e.key === `${app.id}:1:0`);
+    expect(await h.call(h.code.publish(app.id, `let calls = 0;\n${appModule({ count: "async () => ++calls" }, manifest)}`, manifest, 2), "count")).toBe(1);
+    await evicted;
     expect(await h.call(app, "count")).toBe(1);
   });
 });

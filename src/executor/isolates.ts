@@ -21,9 +21,10 @@ export function isolateOf(call: Pick<ExecutorCall, "appId" | "revision" | "secre
 /**
  * Which isolates one workerd process holds, least recently used first. workerd never drops a
  * named loader isolate by itself (~1.5 MiB each), so the pool evicts past a count or when idle,
- * and at once when a newer build of the same app has run here (superseded): an app that writes
- * a revision a second holds two isolates, not the last ten minutes' worth, and its churn never
- * pushes other apps' isolates out of the table.
+ * and once a newer build of the same app has run here (superseded) and the old one's calls are
+ * answered: an app that writes a revision a second holds two isolates, not the last ten minutes'
+ * worth, and its churn never pushes other apps' isolates out of the table (superseded ones go
+ * first when it is full).
  */
 export class IsolateTable {
   private readonly lastUsed = new Map<string, number>();
@@ -41,11 +42,6 @@ export class IsolateTable {
 
   has(key: string): boolean {
     return this.lastUsed.has(key);
-  }
-
-  /** Whether some key waits to be evicted because a newer build of its app ran here. */
-  get anySuperseded(): boolean {
-    return this.superseded.size > 0;
   }
 
   begin(key: string, now: number, of?: IsolateOf): void {

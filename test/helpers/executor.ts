@@ -42,6 +42,8 @@ export interface Harness {
   executor: Executor;
   ops: Operations;
   events: PoolEvent[];
+  /** The first pool event from now on that `matches`. */
+  nextEvent(matches: (event: PoolEvent) => boolean): Promise<PoolEvent>;
   /**
    * Calls an op as the owner over http; returns the value or throws the ApiError. The app's data
    * version and bytes used are read first (`usageOf`), unless the record carries them.
@@ -74,6 +76,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const activity = new Activity(store.db, clock);
   const code = new TestCodeSource();
   const events: PoolEvent[] = [];
+  const waiters = new Set<{ matches: (event: PoolEvent) => boolean; resolve: (event: PoolEvent) => void }>();
   const boot = () =>
     Executor.start({
       dataDir,
@@ -83,7 +86,16 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       log: diag,
       clock,
       tuning: o.tuning,
-      secrets: { forApp: (appId) => Promise.resolve(o.secrets?.[appId] ?? {}) }, onEvent: (e) => { events.push(e); if (process.env.EXEC_DEBUG) console.warn("pool event", JSON.stringify(e)); } });
+      secrets: { forApp: (appId) => Promise.resolve(o.secrets?.[appId] ?? {}) }, onEvent: (e) => {
+        events.push(e);
+        for (const waiter of waiters) {
+          if (!waiter.matches(e)) continue;
+          waiters.delete(waiter);
+          waiter.resolve(e);
+        }
+        if (process.env.EXEC_DEBUG) console.warn("pool event", JSON.stringify(e));
+      },
+    });
   const h: Harness = {
     store,
     storage,
@@ -91,6 +103,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     activity,
     code,
     events,
+    nextEvent: (matches) => new Promise((resolve) => waiters.add({ matches, resolve })),
     executor: await boot(),
     ops: undefined as unknown as Operations,
     async call(app, op, input, extra) {
