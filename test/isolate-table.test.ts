@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { IsolateTable, type IsolateOf } from "../src/executor/isolates.ts";
 
-const revision = (appId: string, rev: number, secrets = 0): [string, IsolateOf] => [`${appId}:${rev}:${secrets}`, { appId, kind: "revision", order: [rev, secrets] }];
+const revision = (appId: string, rev: number, secrets = 0): [string, IsolateOf] => [`${appId}:${rev}:${secrets}`, { appId, kind: "revision", order: [rev] }];
 const staged = (appId: string, seq: number): [string, IsolateOf] => [`${appId}:staged-${seq}:0`, { appId, kind: "staged", order: [seq] }];
 
 /** Runs one call of `key` to its end. */
@@ -25,6 +25,15 @@ describe("IsolateTable: a newer build of an app supersedes the older", () => {
     expect(victims(table).sort()).toEqual([r1, r2].sort());
     expect(victims(table)).not.toContain(r2secrets);
     expect(victims(table)).not.toContain(other);
+  });
+
+  it("within one revision, the secrets version built here last is the current one, lower or higher", () => {
+    const table = new IsolateTable();
+    const before = ran(table, revision("a", 5, 9));
+    // Moved to an owner whose secrets scope is at version 2: the new isolate stays, the old goes.
+    const after = ran(table, revision("a", 5, 2));
+    expect(victims(table)).toEqual([before]);
+    expect(victims(table)).not.toContain(after);
   });
 
   it("waits for a superseded isolate's calls in flight", () => {

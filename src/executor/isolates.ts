@@ -1,9 +1,11 @@
 import type { ExecutorCall } from "./types.ts";
 
 /**
- * Which build of its app an isolate holds: its revision's (ordered by revision, then secrets
- * version: both only grow), or one staged for a write not yet committed (ordered by the staging
- * counter). Within an app, only the newest of each kind can be called again.
+ * Which build of its app an isolate holds: its revision's (ordered by revision, which only
+ * grows), or one staged for a write not yet committed (ordered by the staging counter). Within
+ * an app, only the newest of each kind can be called again. Equal orders (one revision, two
+ * secrets versions) go by which was built here last: a secrets version can move either way (an
+ * app moved to another owner takes that owner's).
  */
 export interface IsolateOf {
   appId: string;
@@ -14,7 +16,7 @@ export interface IsolateOf {
 /** The build a call runs (or a warm-up builds). */
 export function isolateOf(call: Pick<ExecutorCall, "appId" | "revision" | "secretsVersion" | "staged">): IsolateOf {
   return call.staged === undefined
-    ? { appId: call.appId, kind: "revision", order: [call.revision, call.secretsVersion] }
+    ? { appId: call.appId, kind: "revision", order: [call.revision] }
     : { appId: call.appId, kind: "staged", order: [call.staged.seq] };
 }
 
@@ -33,6 +35,8 @@ export class IsolateTable {
   private readonly byApp = new Map<string, Set<string>>();
   /** Keys no call will name again, evicted once their calls in flight are answered. */
   private readonly superseded = new Set<string>();
+  /** Counts the keys owned so far: the tiebreak of equal orders (see IsolateOf). */
+  private owned = 0;
   /** Evictions under way; a call for that key waits for it so it never lands on a dying isolate. */
   readonly evicting = new Map<string, Promise<void>>();
 
@@ -91,7 +95,7 @@ export class IsolateTable {
 
   /** Records whose build `key` holds; of the app's keys of its kind, all but the newest are superseded. */
   private own(key: string, of: IsolateOf): void {
-    this.owners.set(key, of);
+    this.owners.set(key, { ...of, order: [...of.order, ++this.owned] });
     const keys = this.byApp.get(of.appId) ?? new Set<string>();
     this.byApp.set(of.appId, keys.add(key));
     const order = (k: string) => this.owners.get(k)?.order ?? [];
