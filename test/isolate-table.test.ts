@@ -91,4 +91,16 @@ describe("IsolateTable: a newer build of an app supersedes the older", () => {
     // a still holds its place until its eviction ends, but the table is back within capacity.
     expect(table.victims(2, 0)).toEqual([]);
   });
+
+  it("evicts at most atMost while there is room, and all it takes past capacity", () => {
+    const table = new IsolateTable();
+    const stale = [1, 2, 3].map((rev) => ran(table, revision("a", rev)));
+    const b = ran(table, revision("b", 1));
+    ran(table, revision("a", 4));
+    // Two of a's three old revisions now, the third at a later tick; b, idle too, after them.
+    expect(table.victims(1000, 2, 2)).toEqual(stale.slice(0, 2));
+    expect(table.victims(1000, 2, 4)).toEqual([...stale, b]);
+    // Five keys, room for one: four must go, whatever atMost says.
+    expect(table.victims(1, 0, 0)).toEqual([...stale, b]);
+  });
 });

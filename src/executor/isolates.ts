@@ -63,16 +63,20 @@ export class IsolateTable {
 
   /**
    * Keys to evict: superseded ones, then the idle ones by age, then the oldest past `capacity`;
-   * never busy ones.
+   * never busy ones. As many as it takes to be within `capacity`, and otherwise at most `atMost`.
    */
-  victims(capacity: number, idleBefore: number): string[] {
+  victims(capacity: number, idleBefore: number, atMost = Infinity): string[] {
     const out: string[] = [];
     const free = (key: string) => !this.inflight.has(key) && !this.evicting.has(key);
-    for (const key of this.superseded) if (free(key)) out.push(key);
     // Isolates already on their way out make room too: counting them would evict one more each time.
-    let over = this.lastUsed.size - out.length - capacity;
-    for (const key of this.evicting.keys()) if (this.lastUsed.has(key)) over -= 1;
+    let leaving = 0;
+    for (const key of this.evicting.keys()) if (this.lastUsed.has(key)) leaving += 1;
+    const needed = this.lastUsed.size - leaving - capacity;
+    const limit = Math.max(needed, atMost);
+    for (const key of this.superseded) if (out.length < limit && free(key)) out.push(key);
+    let over = needed - out.length;
     for (const [key, used] of this.lastUsed) {
+      if (out.length >= limit) break;
       if (!free(key) || this.superseded.has(key)) continue;
       if (over > 0 || used < idleBefore) {
         out.push(key);

@@ -23,6 +23,7 @@ type PoolTuning = Pick<
   | "probationProcesses"
   | "maxIsolatesPerProcess"
   | "isolateIdleMs"
+  | "evictionsPerTick"
   | "rssHighWaterBytes"
   | "drainMs"
   | "channelRotateEvictions"
@@ -417,7 +418,7 @@ export class ExecutorPool {
       if (member === null || member.faulted) continue;
       this.ping(slot, member);
       if (this.checkCpu(slot, member)) continue;
-      this.evict(slot, member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs);
+      this.evict(slot, member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs, this.o.evictionsPerTick);
       for (const [appId, at] of member.ran) if (real - at > this.o.isolateIdleMs) member.ran.delete(appId);
       const rss = member.proc.rssBytes();
       if (rss !== null && rss > this.o.memoryMaxBytes) this.fault(slot, member, "memory");
@@ -443,8 +444,9 @@ export class ExecutorPool {
     return true;
   }
 
-  private evict(slot: Slot, member: Member, capacity: number, idleBefore: number): void {
-    for (const key of member.isolates.victims(capacity, idleBefore)) {
+  /** Evicts what `IsolateTable.victims` names: past `capacity` all it takes, otherwise at most `atMost`. */
+  private evict(slot: Slot, member: Member, capacity: number, idleBefore: number, atMost = 0): void {
+    for (const key of member.isolates.victims(capacity, idleBefore, atMost)) {
       const done = member.channel
         .evict(key, this.o.pingTimeoutMs)
         .then(
