@@ -14,7 +14,7 @@ export interface IsolateOf {
 }
 
 /** The build a call runs (or a warm-up builds). */
-export function isolateOf(call: Pick<ExecutorCall, "appId" | "revision" | "secretsVersion" | "staged">): IsolateOf {
+export function isolateOf(call: Pick<ExecutorCall, "appId" | "revision" | "staged">): IsolateOf {
   return call.staged === undefined
     ? { appId: call.appId, kind: "revision", order: [call.revision] }
     : { appId: call.appId, kind: "staged", order: [call.staged.seq] };
@@ -33,7 +33,7 @@ export class IsolateTable {
   private readonly inflight = new Map<string, number>();
   private readonly owners = new Map<string, IsolateOf>();
   private readonly byApp = new Map<string, Set<string>>();
-  /** Keys no call will name again, evicted once their calls in flight are answered. */
+  /** Keys whose app has a newer build here (a late call may still name one): evicted once idle. */
   private readonly superseded = new Set<string>();
   /** Counts the keys owned so far: the tiebreak of equal orders (see IsolateOf). */
   private owned = 0;
