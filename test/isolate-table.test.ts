@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { IsolateTable, type IsolateOf } from "../src/executor/isolates.ts";
+import { IsolateTable, type BuildOf } from "../src/executor/isolates.ts";
 
-const revision = (appId: string, rev: number, secrets = 0): [string, IsolateOf] => [`${appId}:${rev}:${secrets}`, { appId, kind: "revision", order: [rev] }];
-const staged = (appId: string, seq: number): [string, IsolateOf] => [`${appId}:staged-${seq}:0`, { appId, kind: "staged", order: [seq] }];
+const revision = (appId: string, rev: number, secrets = 0): [string, BuildOf] => [`${appId}:${rev}:${secrets}`, { appId, kind: "revision", order: rev }];
+const staged = (appId: string, seq: number): [string, BuildOf] => [`${appId}:staged-${seq}:0`, { appId, kind: "staged", order: seq }];
 
 /** Runs one call of `key` to its end. */
-function ran(table: IsolateTable, [key, of]: [string, IsolateOf]): string {
+function ran(table: IsolateTable, [key, of]: [string, BuildOf]): string {
   table.begin(key, 1, of);
   table.end(key);
   return key;

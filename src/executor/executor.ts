@@ -196,8 +196,8 @@ export class Executor {
    * so that it runs while the write commits. The isolate goes under a key of its own, which this
    * returns with the build's outcome to come; the warm-up of the revision that write publishes
    * names the key as `adopt` to take the isolate over. A write that fails leaves it until the
-   * app's next staged build supersedes it (IsolateTable), or it idles out. `vars`, when the caller knows them, spare a read of the secrets,
-   * which on SQLite would wait for the commit.
+   * app's next staged build supersedes it (IsolateTable), or it idles out. `vars`, when the
+   * caller knows them, spare a read of the secrets, which on SQLite would wait for the commit.
    */
   async stage(call: Omit<WarmCall, "revision" | "staged" | "adopt">, code: AppCode, vars?: Record<string, string>): Promise<{ key: string; built: Promise<unknown> }> {
     const seq = ++this.staged;

@@ -3,21 +3,19 @@ import type { ExecutorCall } from "./types.ts";
 /**
  * Which build of its app an isolate holds: its revision's (ordered by revision, which only
  * grows), or one staged for a write not yet committed (ordered by the staging counter). Within
- * an app, only the newest of each kind can be called again. Equal orders (one revision, two
- * secrets versions) go by which was built here last: a secrets version can move either way (an
+ * an app, only the newest of each kind can be called again. An equal order (one revision, two
+ * secrets versions) goes to the one built here last: a secrets version can move either way (an
  * app moved to another owner takes that owner's).
  */
-export interface IsolateOf {
+export interface BuildOf {
   appId: string;
   kind: "revision" | "staged";
-  order: readonly number[];
+  order: number;
 }
 
 /** The build a call runs (or a warm-up builds). */
-export function isolateOf(call: Pick<ExecutorCall, "appId" | "revision" | "staged">): IsolateOf {
-  return call.staged === undefined
-    ? { appId: call.appId, kind: "revision", order: [call.revision] }
-    : { appId: call.appId, kind: "staged", order: [call.staged.seq] };
+export function buildOf(call: Pick<ExecutorCall, "appId" | "revision" | "staged">): BuildOf {
+  return call.staged === undefined ? { appId: call.appId, kind: "revision", order: call.revision } : { appId: call.appId, kind: "staged", order: call.staged.seq };
 }
 
 /**
@@ -31,12 +29,11 @@ export function isolateOf(call: Pick<ExecutorCall, "appId" | "revision" | "stage
 export class IsolateTable {
   private readonly lastUsed = new Map<string, number>();
   private readonly inflight = new Map<string, number>();
-  private readonly owners = new Map<string, IsolateOf>();
-  private readonly byApp = new Map<string, Set<string>>();
+  private readonly builds = new Map<string, BuildOf>();
+  /** The newest key of each app and kind (`kind:appId`); every other key of theirs is superseded. */
+  private readonly newest = new Map<string, string>();
   /** Keys whose app has a newer build here (a late call may still name one): evicted once idle. */
   private readonly superseded = new Set<string>();
-  /** Counts the keys owned so far: the tiebreak of equal orders (see IsolateOf). */
-  private owned = 0;
   /** Evictions under way; a call for that key waits for it so it never lands on a dying isolate. */
   readonly evicting = new Map<string, Promise<void>>();
 
@@ -48,11 +45,11 @@ export class IsolateTable {
     return this.lastUsed.has(key);
   }
 
-  begin(key: string, now: number, of?: IsolateOf): void {
+  begin(key: string, now: number, of?: BuildOf): void {
     this.lastUsed.delete(key);
     this.lastUsed.set(key, now);
     this.inflight.set(key, (this.inflight.get(key) ?? 0) + 1);
-    if (of !== undefined && !this.owners.has(key)) this.own(key, of);
+    if (of !== undefined && !this.builds.has(key)) this.own(key, of);
   }
 
   end(key: string): void {
@@ -89,30 +86,28 @@ export class IsolateTable {
   forget(key: string): void {
     this.lastUsed.delete(key);
     this.superseded.delete(key);
-    const of = this.owners.get(key);
+    const of = this.builds.get(key);
     if (of === undefined) return;
-    this.owners.delete(key);
-    const keys = this.byApp.get(of.appId);
-    keys?.delete(key);
-    if (keys?.size === 0) this.byApp.delete(of.appId);
+    this.builds.delete(key);
+    if (this.newest.get(lineOf(of)) === key) this.newest.delete(lineOf(of));
   }
 
-  /** Records whose build `key` holds; of the app's keys of its kind, all but the newest are superseded. */
-  private own(key: string, of: IsolateOf): void {
-    this.owners.set(key, { ...of, order: [...of.order, ++this.owned] });
-    const keys = this.byApp.get(of.appId) ?? new Set<string>();
-    this.byApp.set(of.appId, keys.add(key));
-    const order = (k: string) => this.owners.get(k)?.order ?? [];
-    const same = [...keys].filter((k) => this.owners.get(k)?.kind === of.kind);
-    const newest = same.reduce((a, b) => (compare(order(b), order(a)) > 0 ? b : a));
-    for (const k of same) if (k !== newest) this.superseded.add(k);
+  /** Records whose build `key` holds: the newer of it and its line's newest stays, the other is superseded. */
+  private own(key: string, of: BuildOf): void {
+    this.builds.set(key, of);
+    const line = lineOf(of);
+    const newest = this.newest.get(line);
+    // A late call of an older build does not displace the newest; an equal order goes to the later.
+    if (newest !== undefined && (this.builds.get(newest)?.order ?? 0) > of.order) {
+      this.superseded.add(key);
+      return;
+    }
+    if (newest !== undefined) this.superseded.add(newest);
+    this.newest.set(line, key);
   }
 }
 
-function compare(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    const d = (a[i] ?? 0) - (b[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
+/** An app's builds of one kind: only the newest of them can be called again. */
+function lineOf(of: BuildOf): string {
+  return `${of.kind}:${of.appId}`;
 }

@@ -3,7 +3,7 @@ import { ChannelError, ExecutorChannel } from "./channel.ts";
 import type { ExecutorTuning } from "./executor.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
-import { isolateOf, IsolateTable } from "./isolates.ts";
+import { buildOf, IsolateTable } from "./isolates.ts";
 import type { MemoryCeiling } from "./memory-ceiling.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import type { Quarantine } from "./quarantine.ts";
@@ -151,7 +151,7 @@ export class ExecutorPool {
     const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now() };
     member.inflight.add(entry);
     member.ran.set(call.appId, entry.since);
-    member.isolates.begin(key, entry.startedAt, isolateOf(call));
+    member.isolates.begin(key, entry.startedAt, buildOf(call));
     // Isolates this call's build supersedes go at the next tick unless room is needed now: torn
     // down here, beside the new revision's first call, they cost that call ~1 ms (bench first-call p50).
     if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(slot, member, this.o.maxIsolatesPerProcess, 0);
