@@ -26,7 +26,21 @@ const CONTROL = "/__brickyard/";
 const GC_EVERY_FRAMES = 2000;
 let framesSinceCollect = 0;
 
-// workerd's loader keeps what it built under a key, a failed build included, for the life of the
+// Isolate key → the loader name its isolate was built under, and the app it was built for; one
+// entry per isolate this process's loader holds, until Node evicts it. Process-wide, as the
+// loader is. A staged isolate taken over by its revision keeps its staged name: eviction aborts
+// that name, and a channel opened later finds the isolate there instead of building the revision
+// again. Eviction touches no other name: asking the loader for a name it never built registers a
+// build that fails, kept like any other, and every later call under that name failed with it.
+const built = new Map();
+function loaderName(key) {
+  const name = built.get(key)?.name;
+  if (name !== undefined) return name;
+  const n = refetches.get(key);
+  return n === undefined ? key : `${key}#${n}`;
+}
+
+// workerd's loader keeps what it built under a name, a failed build included, for the life of the
 // process. A build that failed because Node could not give its code (its store unreachable for a
 // moment), not because of the app's code, goes under a new name next time (`key#n`), so that the
 // code is fetched again: otherwise every call of that revision here would fail until it idled out.
@@ -34,11 +48,8 @@ let framesSinceCollect = 0;
 // failure, at most REFETCH_KEYS of them (past that, the oldest key's next failure is rebuilt once more).
 const refetches = new Map();
 const REFETCH_KEYS = 10_000;
-const loaderKey = (key) => {
-  const n = refetches.get(key);
-  return n === undefined ? key : `${key}#${n}`;
-};
 function refetchNextTime(key) {
+  built.delete(key);
   refetches.set(key, (refetches.get(key) ?? 0) + 1);
   if (refetches.size > REFETCH_KEYS) refetches.delete(refetches.keys().next().value);
 }
@@ -156,11 +167,14 @@ class Channel {
   session(key, header) {
     let held = this.sessions.get(key);
     // Node's word that the isolate staged under `adopt` runs exactly this revision's code: it
-    // goes on under the revision's key, built or still building.
-    if (held === undefined && header.adopt !== undefined) {
+    // goes on under the revision's key (and its staged loader name), built or still building.
+    // Only for the app it was built for, and only where the revision has no isolate of its own.
+    const staged = header.adopt === undefined ? undefined : built.get(header.adopt);
+    if (held === undefined && staged?.appId === header.appId && !built.has(key)) {
+      built.delete(header.adopt);
+      built.set(key, staged);
       held = this.sessions.get(header.adopt);
-      if (held?.appId !== header.appId) held = undefined;
-      else {
+      if (held !== undefined) {
         this.sessions.delete(header.adopt);
         this.sessions.set(key, held);
       }
@@ -171,7 +185,9 @@ class Channel {
     if (held === undefined && header.warm === true && header.code == null) return undefined;
     if (held === undefined) {
       const fetch = { failed: false };
-      const worker = this.env.LOADER.get(loaderKey(key), async () => {
+      const name = loaderName(key);
+      built.set(key, { name, appId: header.appId });
+      const worker = this.env.LOADER.get(name, async () => {
         if (header.code != null) return this.workerCode(header.caps, header.code);
         try {
           return this.workerCode(header.caps, await this.fetchCode(header.invocation));
@@ -250,14 +266,19 @@ class Channel {
 
   async evict({ id, key }) {
     await this.drop(key);
-    try {
-      // Under the name it was built with: after a failed code fetch that is `key#n`, not `key`.
-      const worker = this.env.LOADER.get(loaderKey(key), () => {
-        throw new Error("not loaded");
-      });
-      await worker.getEntrypoint("Shim").evict();
-    } catch {
-      // abortIsolate() ends the call with an error; a key not loaded throws from the callback.
+    // Under the name it was built with: `key#n` after a failed code fetch, the staged name after a
+    // takeover. A key never built here (a warm-up that found nothing to build) has nothing to abort.
+    const name = built.get(key)?.name;
+    built.delete(key);
+    if (name !== undefined) {
+      try {
+        const worker = this.env.LOADER.get(name, () => {
+          throw new Error("not loaded");
+        });
+        await worker.getEntrypoint("Shim").evict();
+      } catch {
+        // abortIsolate() ends the call with an error.
+      }
     }
     this.send({ t: "evicted", id });
   }
