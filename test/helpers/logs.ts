@@ -3,10 +3,28 @@ import { Writable } from "node:stream";
 /** A log stream that keeps every line, so tests can grep what the server logged. */
 export class LogCapture extends Writable {
   private readonly chunks: string[] = [];
+  private readonly waiters = new Set<{ matches: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }>();
 
   override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.chunks.push(chunk.toString());
+    const text = chunk.toString();
+    this.chunks.push(text);
+    if (this.waiters.size > 0) {
+      for (const line of text.split("\n")) {
+        if (line.trim() === "") continue;
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        for (const waiter of this.waiters) {
+          if (!waiter.matches(parsed)) continue;
+          this.waiters.delete(waiter);
+          waiter.resolve(parsed);
+        }
+      }
+    }
     callback();
+  }
+
+  /** The first line logged from now on that `matches`. */
+  next(matches: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => this.waiters.add({ matches, resolve }));
   }
 
   get text(): string {

@@ -5,6 +5,7 @@ import type { Writable } from "node:stream";
 import { buildApp, type BuiltApp } from "../../src/app.ts";
 import { ManualClock, type Clock } from "../../src/config/clock.ts";
 import { loadConfig, type Config } from "../../src/config/config.ts";
+import type { ExecutorTuning } from "../../src/executor/executor.ts";
 import { migrate, openStore, type Dialect } from "../../src/store/index.ts";
 import type { LogEvent } from "kysely";
 import { createTestDatabase } from "./dialects.ts";
@@ -31,6 +32,8 @@ export interface TestServerOptions {
   queryLog?: (event: LogEvent) => void;
   /** Loopback HTTPS fixtures that app code may reach as if they were public origins. */
   egressTestOverrides?: { hosts: Record<string, string>; caPem: string };
+  /** The executor's timings and limits, for tests that need its idle evictions or rotations soon. */
+  executorTuning?: Partial<ExecutorTuning>;
 }
 
 /**
@@ -59,6 +62,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     logStream: options.logStream,
     background: options.background ?? false,
     ...(options.egressTestOverrides === undefined ? {} : { egressTestOverrides: options.egressTestOverrides }),
+    ...(options.executorTuning === undefined ? {} : { executorTuning: options.executorTuning }),
     ...(clock === undefined ? {} : { clock }),
   });
   await built.http.listen({ port: 0, host: "127.0.0.1" });

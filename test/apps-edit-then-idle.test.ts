@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { manifestOf, moduleSource } from "./helpers/apps.ts";
+import { LogCapture } from "./helpers/logs.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+// An agent edits an app it has been calling, and comes back later. The edit's code was built
+// before its write committed and taken over by the new revision (Executor.stage, `adopt`); ten
+// idle minutes later that isolate is evicted. The eviction used to ask workerd's loader for the
+// revision's own key, which it had never built: the loader kept that as a failed build, and
+// every later call of the revision on that process failed until the process went.
+const versioned = (v: number) => moduleSource(manifestOf("edited"), `export const version = ${v};`).replace("value: { op }", `value: { op, v: ${v} }`);
+
+describe("an edited app called again after its isolate idled out", () => {
+  let server: TestServer;
+  const logs = new LogCapture();
+  beforeAll(async () => {
+    // Ten idle minutes made 300 ms: the executor's timers run on real time.
+    server = await startServer({ logStream: logs, env: { LOG_LEVEL: "debug" }, executorTuning: { isolateIdleMs: 300, pingIntervalMs: 50 } });
+  });
+  afterAll(async () => server.close());
+
+  it("answers from the edited revision", async () => {
+    const created = await server.client.post("/app", { module: versioned(1) });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const { id, token } = created.body as { id: string; token: string };
+    const call = () => server.client.post(`/app/${id}/api/hello`, {}, { token });
+    expect((await call()).body.value).toEqual({ op: "hello", v: 1 });
+
+    // The app ran lately, so the write stages its build and the revision takes it over.
+    const put = await server.client.put(`/app/${id}`, { module: versioned(2) }, { token });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect((await call()).body.value).toEqual({ op: "hello", v: 2 });
+
+    const evicted = logs.next((line) => String((line.executor as { key?: string } | undefined)?.key ?? "").startsWith(`${id}:${put.body.revision}:`));
+    await evicted;
+
+    const again = await call();
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.value).toEqual({ op: "hello", v: 2 });
+  });
+});
