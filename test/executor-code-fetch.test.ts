@@ -14,9 +14,13 @@ describe("executor: a failed read of an app's code is not kept", () => {
 
   it("a call whose code could not be read fails; the next call of that revision reads it and runs", async () => {
     const app = h.code.publish("flaky-source", appModule({ hi: `async () => "hi"` }), { routes: { hi: {} } });
+    const errorsBefore = h.diag.list(app.id).length;
     // Both reads of the first call: Node's, sent with the run, and the supervisor's, through the internal API.
     h.code.failNext = 2;
-    await expect(h.call(app, "hi")).rejects.toMatchObject({ kind: "operation_failed" });
+    // Ours, not the app's: 503 executor_error, safe to retry (none of the app's code ran), and
+    // nothing in the app's own error log for its author to chase.
+    await expect(h.call(app, "hi")).rejects.toMatchObject({ kind: "executor_error", status: 503, fields: { details: { execution: "not_started", reason: "unavailable" } } });
+    expect(h.diag.list(app.id).length).toBe(errorsBefore);
     expect(h.code.failNext).toBe(0);
     expect(await h.call(app, "hi")).toBe("hi");
     expect(await h.call(app, "hi")).toBe("hi");
@@ -35,7 +39,7 @@ describe("executor: a failed read of an app's code is not kept", () => {
     // Module state lives as long as the isolate: the count says whether it was built again.
     const app = h.code.publish("flaky-then-evicted", `let calls = 0;\n${appModule({ count: "async () => ++calls" }, manifest)}`, manifest);
     h.code.failNext = 2;
-    await expect(h.call(app, "count")).rejects.toMatchObject({ kind: "operation_failed" });
+    await expect(h.call(app, "count")).rejects.toMatchObject({ kind: "executor_error" });
     expect(await h.call(app, "count")).toBe(1);
     expect(await h.call(app, "count")).toBe(2);
     // A newer revision supersedes this one's isolate, which is evicted at the next tick; calling

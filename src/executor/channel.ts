@@ -1,7 +1,7 @@
 import type { KvWrite } from "../domain/storage/index.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
-import type { Capability, ExecutorOutcome } from "./types.ts";
+import { ExecutorFault, type Capability, type ExecutorOutcome } from "./types.ts";
 import { ChannelSocket } from "./websocket.ts";
 
 /** One op call as it crosses the channel. */
@@ -88,6 +88,8 @@ export class ExecutorChannel {
     const { body, ...rest } = call;
     const { header, payload } = await this.request({ t: "run", ...rest }, body, timeoutMs);
     if (header.outcome === "warm") return { kind: "response", status: 204, contentType: "", body: "" };
+    // The isolate could not be built because its code could not be read here: none of it ran.
+    if (header.outcome === "unavailable") throw new ExecutorFault("unavailable", "not_started", "the app's code could not be loaded; try again");
     const bodyBytes = Number.isInteger(header.bodyBytes) && Number(header.bodyBytes) <= payload.length ? Number(header.bodyBytes) : payload.length;
     const text = payload.toString("utf8", 0, bodyBytes);
     // The output gate of write-behind: writes the op made without waiting commit before anyone

@@ -181,6 +181,8 @@ export class ExecutorPool {
     } catch (error) {
       const reason: unknown = member.abort.signal.reason;
       if (reason instanceof ExecutorFault) throw reason;
+      // The channel's own verdict on this one call (its code could not be read): the process is fine.
+      if (error instanceof ExecutorFault) throw error;
       if (error instanceof ChannelError && error.reason === "deadline") {
         throw new ExecutorFault("deadline", "may_have_run", "the operation ran past its deadline");
       }

@@ -233,10 +233,12 @@ class Channel {
       result = header.warm === true || held === undefined ? { outcome: "warm" } : await session.run(header.op, header.headers, payload, held.invalidations.take(), header.allowance ?? 0);
     } catch (error) {
       // Not the app's own throw (the shim catches those): the module failed to load or evaluate
-      // (syntax error, top-level throw, no code), or the isolate went away. Start over next time.
-      if (held?.fetch.failed === true) refetchNextTime(key);
+      // (syntax error, top-level throw), or the isolate went away. Start over next time. A build
+      // that failed because Node could not give its code is ours, not the app's: no app code ran.
+      const unavailable = held?.fetch.failed === true;
+      if (unavailable) refetchNextTime(key);
       void this.drop(key);
-      result = { outcome: "threw", message: String(error?.message ?? error), stack: String(error?.stack ?? "") };
+      result = unavailable ? { outcome: "unavailable" } : { outcome: "threw", message: String(error?.message ?? error), stack: String(error?.stack ?? "") };
     }
     const { body, writes, values, ...rest } = result;
     if (writes === undefined) this.send({ ...rest, t: "result", id }, body ?? "");
