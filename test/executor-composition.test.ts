@@ -27,7 +27,8 @@ describeEachDialect("executor: composition in buildApp", (dialect) => {
       const error = await server.ctx.operations
         .call({ app: { id: "no-code", revision: 1, manifest: { routes: { x: {} } } }, role: "owner", op: "x", input: {}, trigger: "http", userId: null })
         .catch((e: unknown) => e);
-      expect(error).toMatchObject({ kind: "operation_failed", status: 500 });
+      // An app whose code the store cannot give: the executor's failure, not the app's, and none of it ran.
+      expect(error).toMatchObject({ kind: "executor_error", status: 503, fields: { details: { execution: "not_started", reason: "unavailable" } } });
     } finally {
       await server.close();
     }
