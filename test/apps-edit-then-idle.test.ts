@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser } from "./helpers/accounts.ts";
 import { manifestOf, moduleSource } from "./helpers/apps.ts";
 import { LogCapture } from "./helpers/logs.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -37,5 +38,43 @@ describe("an edited app called again after its isolate idled out", () => {
     const again = await call();
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.value).toEqual({ op: "hello", v: 2 });
+  });
+
+  it("answers from the newest revision after rapid edits and after a restore, each time its isolate idled out", async () => {
+    const owner = await createUser(server);
+    const source = (v: number) => `export const manifest = { id: "edited-often", routes: { which: {} } };
+export default { async fetch(request, env) { return Response.json({ ok: true, value: { v: ${v}, secret: env.API_KEY ?? null } }); } };`;
+    const created = await server.client.post("/app", { module: source(1) }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const call = async () => {
+      const res = await server.client.post(`/app/${id}/api/which`, {}, { token: owner.token });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.value as unknown;
+    };
+    const idledOut = (revision: number) => logs.next((line) => String((line.executor as { key?: string } | undefined)?.key ?? "").startsWith(`${id}:${revision}:`));
+    // A secret first: the isolates below are built with its version in their keys.
+    expect((await server.client.post(`/app/${id}/secrets`, { name: "API_KEY", value: "kept" }, { token: owner.token })).status).toBe(201);
+    expect(await call()).toEqual({ v: 1, secret: "kept" });
+
+    // Three writes in a row, each staging a build; the last is the one taken over and called.
+    let revision = 1;
+    for (const v of [2, 3, 4]) {
+      const put = await server.client.put(`/app/${id}`, { module: source(v) }, { token: owner.token });
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+      revision = put.body.revision as number;
+    }
+    expect(await call()).toEqual({ v: 4, secret: "kept" });
+    let evicted = idledOut(revision);
+    await evicted;
+    expect(await call()).toEqual({ v: 4, secret: "kept" });
+
+    // A restore publishes revision 2's source as a new revision.
+    const restored = await server.client.post(`/app/${id}/versions/2/restore`, { expected_revision: revision }, { token: owner.token });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    expect(await call()).toEqual({ v: 2, secret: "kept" });
+    evicted = idledOut(restored.body.revision as number);
+    await evicted;
+    expect(await call()).toEqual({ v: 2, secret: "kept" });
   });
 });
