@@ -242,7 +242,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   apps.setStaging(runner);
   // Not awaited: the write answers while the new revision's isolate is built (AppRunner.warm).
   apps.events.on((event) => {
-    if (event.type === "published") runner.warm(event.appId, event.staged);
+    if (event.type === "published") runner.warm(event.appId, event.revision, event.staged);
   });
   const mailer = new Mailer(db, clock, { smtpUrl: deps.config.smtpUrl, baseUrl: deps.config.baseUrl, log });
   const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);

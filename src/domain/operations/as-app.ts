@@ -49,9 +49,9 @@ export class AppRunner implements StagingSeam {
    * app ran lately (an agent that writes and then calls is spared the build, ~4 ms here). Not
    * awaited by the write, and never fails it: a refusal or fault is the next call's to report.
    */
-  warm(appId: string, staged?: StagedBuild): void {
+  warm(appId: string, revision: number, staged?: StagedBuild): void {
     if (!this.operations.ranLately(appId)) return;
-    const done: Promise<void> = this.warmNow(appId, staged instanceof Staged && staged.appId === appId ? staged : null)
+    const done: Promise<void> = this.warmNow(appId, revision, staged instanceof Staged && staged.appId === appId ? staged : null)
       .catch(() => undefined)
       .finally(() => {
         if (this.warming.get(appId) === done) this.warming.delete(appId);
@@ -78,13 +78,17 @@ export class AppRunner implements StagingSeam {
     return new Staged(app.id, staging.catch(() => null));
   }
 
-  private async warmNow(appId: string, staged: Staged | null): Promise<void> {
+  /** Warms the app's active revision; `staged` holds the code of `revision`, the one its write published. */
+  private async warmNow(appId: string, revision: number, staged: Staged | null): Promise<void> {
     const app = await this.apps.get(appId);
     if (app === null) return;
     const target = await this.target(app);
-    // The staged isolate holds this write's code with the secrets of its day; changed since, it is not this revision's.
+    // The staged isolate holds this write's code with the secrets of its day. It is the active
+    // revision's only if no other write published since (concurrent writers) and the secrets
+    // have not changed; otherwise the active revision is built from its own code.
     const built = await staged?.staging;
-    await this.operations.warm(target, built?.secretsVersion === (target.secretsVersion ?? 0) ? built.key : null);
+    const own = built != null && target.revision === revision && built.secretsVersion === (target.secretsVersion ?? 0);
+    await this.operations.warm(target, own ? built.key : null);
   }
 
   /** The plan that sets an app's limits: its owner's; free while unclaimed. */
