@@ -17,6 +17,10 @@ import type { AppRecord, Operations, Role, Trigger } from "./operations.ts";
  */
 export class AppRunner implements StagingSeam {
   private readonly warming = new Map<string, Promise<void>>();
+  /** The newest write's warm-up, waiting for the one under way for its app to end. */
+  private readonly nextWarm = new Map<string, { revision: number; staged: Staged | null }>();
+  /** Apps whose staged build is under way. */
+  private readonly staging = new Set<string>();
 
   constructor(
     private readonly apps: Apps,
@@ -48,20 +52,34 @@ export class AppRunner implements StagingSeam {
    * After a source write: builds the new revision's isolate ahead of its first call, where the
    * app ran lately (an agent that writes and then calls is spared the build, ~4 ms here). Not
    * awaited by the write, and never fails it: a refusal or fault is the next call's to report.
+   * One warm-up per app at a time: writes that come while one is under way leave only the newest
+   * to follow it (it warms whatever revision is active by then). Source writes are not metered
+   * (spec: rate limits), and a build costs workerd ~3–6 ms: one warm-up per write let one owner's
+   * writers queue builds faster than a process could serve them, until its pings went unanswered
+   * and the process was killed as hung with its neighbours' calls in it.
    */
   warm(appId: string, revision: number, staged?: StagedBuild): void {
     if (!this.operations.ranLately(appId)) return;
-    const done: Promise<void> = this.warmNow(appId, revision, staged instanceof Staged && staged.appId === appId ? staged : null)
+    const write = { revision, staged: staged instanceof Staged && staged.appId === appId ? staged : null };
+    if (this.warming.has(appId)) this.nextWarm.set(appId, write);
+    else this.startWarm(appId, write);
+  }
+
+  private startWarm(appId: string, write: { revision: number; staged: Staged | null }): void {
+    const done: Promise<void> = this.warmNow(appId, write.revision, write.staged)
       .catch(() => undefined)
       .finally(() => {
-        if (this.warming.get(appId) === done) this.warming.delete(appId);
+        this.warming.delete(appId);
+        const next = this.nextWarm.get(appId);
+        this.nextWarm.delete(appId);
+        if (next !== undefined) this.startWarm(appId, next);
       });
     this.warming.set(appId, done);
   }
 
-  /** Settles once the app's warm-up under way, if any, is over (tests wait on it). */
-  warmed(appId: string): Promise<void> {
-    return this.warming.get(appId) ?? Promise.resolve();
+  /** Settles once the app's warm-ups under way or waiting, if any, are over (tests wait on it). */
+  async warmed(appId: string): Promise<void> {
+    for (let under = this.warming.get(appId); under !== undefined; under = this.warming.get(appId)) await under;
   }
 
   /**
@@ -70,12 +88,16 @@ export class AppRunner implements StagingSeam {
    * ~4–9 ms build). Code that needs a build of its npm imports runs a bundle, and is not staged.
    */
   stage(app: StoredApp, prepared: PreparedSource): StagedBuild | null {
-    if (prepared.build !== undefined || !this.operations.ranLately(app.id)) return null;
+    // One staged build per app at a time (see warm()): a write that comes meanwhile stages nothing.
+    if (prepared.build !== undefined || !this.operations.ranLately(app.id) || this.staging.has(app.id)) return null;
+    this.staging.add(app.id);
     const staging = this.target(app).then(async (target) => {
       const code = appCode(prepared.source.module, prepared.manifest);
       return { ...(await this.operations.stage({ ...target, manifest: prepared.manifest }, code)), secretsVersion: target.secretsVersion ?? 0 };
     });
-    return new Staged(app.id, staging.catch(() => null));
+    const staged = new Staged(app.id, staging.catch(() => null));
+    void staged.built().finally(() => this.staging.delete(app.id));
+    return staged;
   }
 
   /** Warms the app's active revision; `staged` holds the code of `revision`, the one its write published. */

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LogCapture } from "../helpers/logs.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+// Source writes are not metered (spec: rate limits), and each write of an app that ran lately
+// used to start a build of its own (staged before the commit, or a warm-up after it), ~3–6 ms of
+// workerd each. One owner's writers, with plain trivial code, queued builds faster than the
+// process served them: within a second its pings went unanswered and the process was killed as
+// hung, failing whatever its neighbours had in flight (seen twice in two runs of four writers,
+// 1,179 and 1,551 writes in 3 s). Now an app has one staged build and one warm-up at a time.
+const source = (v: number) => `export const manifest = { id: "flood", routes: { which: {} } };
+export default { async fetch() { return Response.json({ ok: true, value: ${v} }); } };`;
+
+describe("hostile: one owner writing an app as fast as it can", () => {
+  let server: TestServer;
+  const logs = new LogCapture();
+  beforeAll(async () => {
+    server = await startServer({ logStream: logs });
+  });
+  afterAll(async () => server.close());
+
+  /** A paid account (the claimed lane, which both apps below share) and a token. */
+  async function payingUser(handle: string): Promise<{ token: string }> {
+    const user = await server.ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "pro" });
+    return { token: (await server.ctx.tokens.mintUserToken(user.id, {})).token };
+  }
+
+  it("does not take down the process its neighbour shares", async () => {
+    const writer = await payingUser("flooder");
+    const neighbour = await payingUser("neighbour");
+    const flood = await server.client.post("/app", { module: source(0) }, { token: writer.token });
+    const other = await server.client.post("/app", { module: source(-1).replace('"flood"', '"next-door"') }, { token: neighbour.token });
+    expect([flood.status, other.status]).toEqual([201, 201]);
+    const call = (id: string, token: string) => server.client.post(`/app/${id}/api/which`, {}, { token });
+    // Both have run, so every write of the flooded app builds ahead of its calls.
+    expect((await call(flood.body.id, writer.token)).status).toBe(200);
+    expect((await call(other.body.id, neighbour.token)).status).toBe(200);
+
+    const until = Date.now() + 2500;
+    let version = 0;
+    let writes = 0;
+    const neighbourStatuses: number[] = [];
+    await Promise.all([
+      ...Array.from({ length: 8 }, async () => {
+        while (Date.now() < until) {
+          const put = await server.client.put(`/app/${flood.body.id}`, { module: source(++version) }, { token: writer.token });
+          expect(put.status, JSON.stringify(put.body)).toBe(200);
+          writes += 1;
+        }
+      }),
+      (async () => {
+        while (Date.now() < until) neighbourStatuses.push((await call(other.body.id, neighbour.token)).status);
+      })(),
+    ]);
+    await server.ctx.runner.warmed(flood.body.id);
+
+    const faults = logs.lines().filter((line) => line.msg === "executor fault");
+    console.warn(`write flood: ${writes} writes in 2.5 s, ${neighbourStatuses.length} neighbour calls, ${faults.length} executor faults`);
+    expect(faults).toEqual([]);
+    expect(neighbourStatuses.length).toBeGreaterThan(0);
+    expect(neighbourStatuses.filter((status) => status !== 200)).toEqual([]);
+    // The newest write is the one that runs.
+    const source_ = await server.client.get(`/app/${flood.body.id}/source`, { token: writer.token });
+    const newest = Number(/value: (-?\d+)/.exec(String(source_.body.module))?.[1]);
+    expect((await call(flood.body.id, writer.token)).body.value).toBe(newest);
+  });
+});
