@@ -20,6 +20,9 @@ describe("an edited app called again after its isolate idled out", () => {
   });
   afterAll(async () => server.close());
 
+  /** The next eviction logged of the app's isolate for `revision` (any secrets version). */
+  const idledOut = (appId: string, revision: number) => logs.next((line) => String((line.executor as { key?: string } | undefined)?.key ?? "").startsWith(`${appId}:${revision}:`));
+
   it("answers from the edited revision", async () => {
     const created = await server.client.post("/app", { module: versioned(1) });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -32,8 +35,7 @@ describe("an edited app called again after its isolate idled out", () => {
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     expect((await call()).body.value).toEqual({ op: "hello", v: 2 });
 
-    const evicted = logs.next((line) => String((line.executor as { key?: string } | undefined)?.key ?? "").startsWith(`${id}:${put.body.revision}:`));
-    await evicted;
+    await idledOut(id, put.body.revision as number);
 
     const again = await call();
     expect(again.status, JSON.stringify(again.body)).toBe(200);
@@ -52,7 +54,6 @@ export default { async fetch(request, env) { return Response.json({ ok: true, va
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       return res.body.value as unknown;
     };
-    const idledOut = (revision: number) => logs.next((line) => String((line.executor as { key?: string } | undefined)?.key ?? "").startsWith(`${id}:${revision}:`));
     // A secret first: the isolates below are built with its version in their keys.
     expect((await server.client.post(`/app/${id}/secrets`, { name: "API_KEY", value: "kept" }, { token: owner.token })).status).toBe(201);
     expect(await call()).toEqual({ v: 1, secret: "kept" });
@@ -65,16 +66,14 @@ export default { async fetch(request, env) { return Response.json({ ok: true, va
       revision = put.body.revision as number;
     }
     expect(await call()).toEqual({ v: 4, secret: "kept" });
-    let evicted = idledOut(revision);
-    await evicted;
+    await idledOut(id, revision);
     expect(await call()).toEqual({ v: 4, secret: "kept" });
 
     // A restore publishes revision 2's source as a new revision.
     const restored = await server.client.post(`/app/${id}/versions/2/restore`, { expected_revision: revision }, { token: owner.token });
     expect(restored.status, JSON.stringify(restored.body)).toBe(200);
     expect(await call()).toEqual({ v: 2, secret: "kept" });
-    evicted = idledOut(restored.body.revision as number);
-    await evicted;
+    await idledOut(id, restored.body.revision as number);
     expect(await call()).toEqual({ v: 2, secret: "kept" });
   });
 });

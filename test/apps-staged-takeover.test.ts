@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appCode } from "../src/domain/operations/app-code.ts";
 import { Staged } from "../src/domain/operations/as-app.ts";
+import { makeUser } from "./helpers/apps.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 // A source write stages its code's isolate before it commits; the warm-up its `published` event
@@ -20,9 +21,7 @@ describe("a staged isolate is taken over only by the revision its write publishe
   beforeAll(async () => {
     server = await startServer({});
     // A paid account: its apps run on the claimed lane, where the staging below builds too.
-    const user = await server.ctx.users.create({ email: "takeover@example.test", handle: "takeover", password: "correct horse battery staple", plan: "pro" });
-    userId = user.id;
-    token = (await server.ctx.tokens.mintUserToken(user.id, {})).token;
+    ({ id: userId, token } = await makeUser(server, "pro"));
   });
   afterAll(async () => server.close());
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
+import type { Plan } from "../../src/errors/index.ts";
 import type { ApiResponse } from "./client.ts";
 import type { TestServer } from "./server.ts";
 
@@ -56,10 +57,11 @@ export interface FixtureUser {
 /**
  * A user made through the services rather than /api/auth/signup, whose per-IP limit (5 a minute)
  * would throttle suites that need many users. accounts.test.ts covers the routes themselves.
+ * `plan` other than free: a paid account, whose apps run on the claimed lane from the start.
  */
-export async function makeUser(server: TestServer): Promise<FixtureUser> {
+export async function makeUser(server: TestServer, plan?: Plan): Promise<FixtureUser> {
   const handle = `u${randomBytes(5).toString("hex")}`;
-  const user = await server.ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple" });
+  const user = await server.ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", ...(plan === undefined ? {} : { plan }) });
   const session = await server.ctx.sessions.create(user.id);
   const minted = await server.ctx.tokens.mintUserToken(user.id, {});
   return { id: user.id, handle, cookie: `svc_session=${session}`, token: minted.token };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeUser } from "../helpers/apps.ts";
 import { LogCapture } from "../helpers/logs.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -19,15 +20,10 @@ describe("hostile: one owner writing an app as fast as it can", () => {
   });
   afterAll(async () => server.close());
 
-  /** A paid account (the claimed lane, which both apps below share) and a token. */
-  async function payingUser(handle: string): Promise<{ token: string }> {
-    const user = await server.ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "pro" });
-    return { token: (await server.ctx.tokens.mintUserToken(user.id, {})).token };
-  }
-
   it("does not take down the process its neighbour shares", async () => {
-    const writer = await payingUser("flooder");
-    const neighbour = await payingUser("neighbour");
+    // Paid accounts: both apps run on the claimed lane, in its one process here.
+    const writer = await makeUser(server, "pro");
+    const neighbour = await makeUser(server, "pro");
     const flood = await server.client.post("/app", { module: source(0) }, { token: writer.token });
     const other = await server.client.post("/app", { module: source(-1).replace('"flood"', '"next-door"') }, { token: neighbour.token });
     expect([flood.status, other.status]).toEqual([201, 201]);
