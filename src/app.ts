@@ -1,6 +1,7 @@
 import { createContext, type AppContext, type AppDeps } from "./context.ts";
 import { createServer } from "./http/server.ts";
 import type { RouteList } from "./http/method-not-allowed.ts";
+import type { FairShare } from "./http/fair-share/install.ts";
 import type { App } from "./http/types.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { registerJobs } from "./scheduler/jobs.ts";
@@ -11,6 +12,8 @@ export interface BuiltApp {
   ctx: AppContext;
   /** Every registered method and path. */
   routes: RouteList;
+  /** The lanes of unmetered writes (http/fair-share). */
+  fairShare: FairShare;
   /** The unclaimed-app reaper, already started; tests call `reapOnce()` after moving the clock. */
   reaper: Reaper;
 }
@@ -22,9 +25,10 @@ export interface BuiltApp {
 export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   const ctx = await createContext(deps);
   let http: App;
+  let fairShare: FairShare;
   let routes: RouteList;
   try {
-    ({ app: http, routes } = await createServer(ctx));
+    ({ app: http, routes, fairShare } = await createServer(ctx));
   } catch (error) {
     await ctx.executor.close();
     throw error;
@@ -59,5 +63,5 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   if (deps.background !== false) ctx.scheduler.start();
   // Builds run whether or not timers do: a write kicks the runner, and so does a restart.
   ctx.builds.runner.start();
-  return { http, ctx, routes, reaper };
+  return { http, ctx, routes, fairShare, reaper };
 }

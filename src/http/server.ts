@@ -12,6 +12,7 @@ import { installNulGuard } from "./nul-guard.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
 import { installOpenApi } from "./openapi.ts";
 import { installPacing } from "./pacing.ts";
+import { installFairShare, type FairShare } from "./fair-share/install.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
 import type { App } from "./types.ts";
 import { installForwarded } from "./proxy.ts";
@@ -27,7 +28,7 @@ function trustProxyOption(trust: false | number | string[]): boolean | string[] 
 }
 
 /** A Fastify instance with our validation, errors, logging and OpenAPI installed; no routes yet. */
-export async function createServer(ctx: AppContext): Promise<{ app: App; routes: RouteList }> {
+export async function createServer(ctx: AppContext): Promise<{ app: App; routes: RouteList; fairShare: FairShare }> {
   // Widened to Fastify's base logger type so every route file shares one `App` type.
   const baseLogger: FastifyBaseLogger = ctx.log;
   const app = Fastify({
@@ -61,6 +62,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   });
   if (ctx.config.trustProxy !== false) installForwarded(app);
   installNulGuard(app);
+  const fairShare = installFairShare(app, ctx);
   installPacing(app);
   // A POST with no body at all (`curl -X POST …`) means "no fields" when the body schema is an
   // object that requires none; Fastify would otherwise refuse it as a missing body.
@@ -81,5 +83,5 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
     if (draining) void reply.header("connection", "close");
     done(null, payload);
   });
-  return { app, routes };
+  return { app, routes, fairShare };
 }

@@ -1,0 +1,85 @@
+import type { FastifyRequest, onRequestAsyncHookHandler } from "fastify";
+import type { AppContext } from "../../context.ts";
+import { apiError } from "../../errors/index.ts";
+import { clientIp, principalOf } from "../auth.ts";
+import type { App } from "../types.ts";
+import { LaneAbandoned, PrincipalLanes } from "./lanes.ts";
+
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * Writes that keep to their own lanes: each is metered already, or runs an app's code for as
+ * long as the op takes (a lane held for the length of an op would stall its caller's edits).
+ * Every other write is the unmetered control plane's and goes through the caller's lane.
+ */
+export const UNGATED_WRITES: ReadonlySet<string> = new Set([
+  // Op calls: the app's run ceilings meter them (and an agent's, from the tool layer, waits for a slot).
+  "POST /app/:id/api/:operation",
+  "POST /api/v1/routines/:id/run",
+  "POST /apps/:id/routines/:item/run",
+  // Webhook deliveries: per address and per webhook buckets.
+  "POST /api/v1/hooks/:webhookId",
+  // The MCP transport: its tool calls come back in through the routes they name, gated there.
+  "POST /mcp",
+  "DELETE /mcp",
+  "POST /app/:id/mcp",
+  "DELETE /app/:id/mcp",
+  // Rate-limited by the spec's table, or throttled per app (assets).
+  "POST /api/pair/start",
+  "POST /api/pair/poll",
+  "POST /api/pair/approve",
+  "POST /app/:id/diag/report",
+  "POST /app/:id/load-error/report",
+  "POST /app/:id/feedback",
+  "POST /app/:id/render-token",
+  "POST /app/:id/assets",
+  "DELETE /app/:id/assets/*",
+]);
+
+export interface FairShare {
+  lanes: PrincipalLanes;
+  /** Entries of UNGATED_WRITES no route matched: a typo there would ungate nothing. */
+  unmatched: () => string[];
+}
+
+/**
+ * Puts every unmetered write through its principal's lane (lanes.ts): a signed-in user's
+ * requests share one lane whichever token or session they carry; anything else (anonymous, an
+ * app's own token, a credential the route will refuse) shares its client address's. The lane is
+ * taken before the body is read, so waiting requests cost the body's parse nothing until their
+ * turn.
+ */
+export function installFairShare(app: App, ctx: AppContext, lanes = new PrincipalLanes()): FairShare {
+  const matched = new Set<string>();
+  const gate: onRequestAsyncHookHandler = async (request, reply) => {
+    if (!WRITES.has(request.method)) return;
+    const ticket = lanes.enter(await laneKey(ctx, request));
+    // 'close' comes once the answer is sent or the client has gone, whichever is first.
+    reply.raw.once("close", ticket.leave);
+    try {
+      await ticket.admitted;
+    } catch (error) {
+      if (error instanceof LaneAbandoned) throw apiError("service_busy", error.message);
+      throw error;
+    }
+  };
+  app.addHook("onRoute", (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((method) => WRITES.has(method));
+    const ungated = methods.filter((method) => UNGATED_WRITES.has(`${method} ${route.url}`));
+    for (const method of ungated) matched.add(`${method} ${route.url}`);
+    if (methods.length === 0 || ungated.length === methods.length) return;
+    const own = route.onRequest;
+    route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), gate];
+  });
+  return { lanes, unmatched: () => [...UNGATED_WRITES].filter((entry) => !matched.has(entry)) };
+}
+
+async function laneKey(ctx: AppContext, request: FastifyRequest): Promise<string> {
+  try {
+    const principal = await principalOf(ctx, request);
+    if (principal?.kind === "user") return `user:${principal.userId}`;
+  } catch {
+    // A bad credential: the route answers its 401 from the same resolution.
+  }
+  return `address:${clientIp(request)}`;
+}
