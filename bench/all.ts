@@ -5,7 +5,7 @@
 // Ends with one machine-readable line:
 //   bench: http/bare=R webhook/direct=R healthz/fastify=R pg-http/bare=R pg-kv/trivial=R first-call-p99-ms=N create-cpu-ms=N
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
-// BENCH_ROWS=http,kv,create,first… to run only some rows (for profiling with --cpu-prof; no bench:
+// BENCH_ROWS=http,kv,create,first,share… to run only some rows (for profiling with --cpu-prof; no bench:
 // line then).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,12 +15,14 @@ import pg from "pg";
 import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
 import { bareFastify, bareWorkerd, brickyard, loaderCeiling, type Brickyard } from "./lib/servers.ts";
+import { writeShare, type WriteShare } from "./lib/write-share.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PG_ADMIN_URL = process.env.PG_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const ONLY = process.env.BENCH_ROWS?.split(",") ?? null;
 const FIRST_CALLS = 100;
+const WRITERS = 8;
 const CREATE_MODULE_BYTES = 20 * 1024;
 
 const TRIVIAL_FETCH = `export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
@@ -114,6 +116,23 @@ async function firstCalls(b: Brickyard, token: string, count: number): Promise<n
   return times.sort((a, b) => a - b);
 }
 
+/** A neighbour's op calls alone and while another owner writes an app's source from WRITERS connections. */
+async function writeShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<WriteShare> {
+  const writer = await benchUser(b);
+  const appId = await createApp(b, writer, trivialApp("bench-writer"));
+  const writes = Array.from({ length: 64 }, (_, i): Target => ({
+    url: `${b.url}/app/${appId}`,
+    method: "PUT",
+    headers: { "content-type": "application/json", authorization: `Bearer ${writer}` },
+    body: JSON.stringify({ module: trivialApp("bench-writer").replace("value: 1", `value: ${i}`) }),
+  }));
+  return writeShare(client, neighbour, writes, { writers: WRITERS, msPerRow: SECONDS * 1000 });
+}
+
+function formatShare(share: WriteShare): string {
+  return `a neighbour's op calls while one owner writes from ${WRITERS} connections: ${share.flooded.rps.toFixed(0)} req/s (p50 ${share.flooded.p50.toFixed(2)} ms) against ${share.alone.rps.toFixed(0)} alone (p50 ${share.alone.p50.toFixed(2)} ms); the owner's writes ${share.writesPerSecond.toFixed(0)}/s`;
+}
+
 /** A row calling the trivial op on a workerd that serves it without Brickyard. */
 function workerdRow(server: { url: string; pid: number }): { targets: Target[]; pids: () => readonly number[] } {
   return { targets: [{ url: `${server.url}/app/x/api/op`, method: "POST", headers: { "content-type": "application/json" }, body: "{}" }], pids: () => [server.pid] };
@@ -145,10 +164,11 @@ async function main(): Promise<void> {
     const hook = await call(`${sqlite.url}/api/v1/apps/${echoId}/webhooks`, "POST", token, { op: "echo" });
     const { id: hookId, secret } = (hook.json.webhook ?? {}) as { id: string; secret: string };
     const echoBody = JSON.stringify({ i: 1 });
+    const httpTarget = opTarget(sqlite, await createApp(sqlite, token, trivialApp("bench-http")), "op", token);
     const rows: Record<string, { targets: Target[]; pids?: () => readonly number[]; expect?: number }> = {
       bare: workerdRow(bare),
       ceiling: workerdRow(ceiling),
-      http: { targets: [opTarget(sqlite, await createApp(sqlite, token, trivialApp("bench-http")), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
+      http: { targets: [httpTarget], pids: () => sqlite.built.ctx.executor.pool.pids() },
       kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       direct: { targets: [opTarget(sqlite, echoId, "echo", token, echoBody)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       webhook: {
@@ -169,6 +189,7 @@ async function main(): Promise<void> {
       if (ONLY.includes("create")) rows.create = createRow;
       const some = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
       for (const [name, r] of Object.entries(some)) console.log(formatRow(name, r));
+      if (ONLY.includes("share")) console.log(formatShare(await writeShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("first")) {
         const first = await firstCalls(sqlite, token, FIRST_CALLS);
         console.log(`first call of a new revision: p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms, max ${(first.at(-1) ?? 0).toFixed(2)} ms`);
@@ -178,6 +199,7 @@ async function main(): Promise<void> {
     const results: Record<string, Result> = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
     const creates = await measure(client, { create: createRow }, { concurrency: CONCURRENCY, msPerRow: 2000 });
     const first = await firstCalls(sqlite, token, FIRST_CALLS);
+    const share = await writeShareRow(sqlite, client, httpTarget);
 
     const labels: Record<string, string> = {
       bare: "bare workerd, trivial module (HTTP)",
@@ -198,6 +220,7 @@ async function main(): Promise<void> {
     console.log(
       `first call of a new revision (${FIRST_CALLS} revisions, over HTTP): p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms, max ${(first.at(-1) ?? 0).toFixed(2)} ms`,
     );
+    console.log(formatShare(share));
 
     const ratio = (a: string, b: string) => {
       const x = results[a];
@@ -216,6 +239,8 @@ async function main(): Promise<void> {
     // at all (servers.ts, loaderCeiling), and how much of that the real path keeps.
     console.log(`  ${"ceiling/bare".padEnd(18)} ${ratio("ceiling", "bare").padStart(5)}   (the isolation ceiling; http/ceiling ${ratio("http", "ceiling")}, pg-http/ceiling ${ratio("pgHttp", "ceiling")})`);
     const createCpuMs = (created?.serverUs ?? 0) / 1000;
+    // Not a target: how much of its rate a neighbour keeps while one owner floods unmetered writes.
+    console.log(`  ${"write-share".padEnd(18)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(5)}   (a neighbour's op calls under one owner's write flood, against alone)`);
     console.log(`  ${"first-call-p99-ms".padEnd(18)} ${percentile(first, 0.99).toFixed(2).padStart(5)}   target <= 10`);
     console.log(`  ${"create-cpu-ms".padEnd(18)} ${createCpuMs.toFixed(2).padStart(5)}   target <= 1`);
     // Not a target: the two absolute rows move with the machine (2.5× between two sessions' VMs),
