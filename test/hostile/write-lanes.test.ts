@@ -2,7 +2,8 @@ import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Apps } from "../../src/domain/apps/apps.ts";
 import { UNGATED_WRITES } from "../../src/http/fair-share/install.ts";
-import { makeUser, moduleSource, manifestOf } from "../helpers/apps.ts";
+import { ANONYMOUS_CREATES_PER_IP } from "../../src/routes/apps/createApp.ts";
+import { expectError, makeUser, moduleSource, manifestOf } from "../helpers/apps.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 // App create and update calls are not metered (spec: rate limits), and one owner writing from
@@ -109,16 +110,32 @@ describe("hostile: one principal's unmetered writes from many connections", () =
     await expect.poll(() => server.fairShare.lanes.size).toBe(0);
   });
 
-  it("puts anonymous creates from one address in one lane", async () => {
+  it("puts an anonymous agent's edits, made with its apps' own tokens, in its address's lane", async () => {
+    const apps = await Promise.all([0, 1].map((i) => server.client.post("/app", { module: source(`anon-${i}`, 0) })));
+    expect(apps.map((res) => res.status)).toEqual([201, 201]);
     const { spans, restore } = recordWrites(server.ctx.apps);
     try {
-      const creates = await Promise.all(Array.from({ length: 4 }, (_, i) => server.client.post("/app", { module: source(`anon-${i}`, 0) })));
-      expect(creates.map((res) => res.status)).toEqual([201, 201, 201, 201]);
+      const edits = await Promise.all(
+        Array.from({ length: 4 }, (_, i) => {
+          const app = apps[i % 2]?.body as { id: string; token: string };
+          return server.client.put(`/app/${app.id}`, { module: source(`anon-${i % 2}`, i + 1) }, { token: app.token });
+        }),
+      );
+      expect(edits.map((res) => res.status)).toEqual([200, 200, 200, 200]);
     } finally {
       restore();
     }
-    expect(spans.map((span) => span.who)).toEqual(["anonymous", "anonymous", "anonymous", "anonymous"]);
+    expect(spans.map((span) => span.who)).toEqual(["app", "app", "app", "app"]);
     expectOneAtATimeWithRests(spans);
+  });
+
+  it("refuses an anonymous create past its address's meter before reading its body", async () => {
+    // Anonymous creates keep to their own meter (30 a minute per address) rather than a lane.
+    for (let i = 0; i < ANONYMOUS_CREATES_PER_IP.capacity; i++) server.ctx.limiter.take([{ rule: ANONYMOUS_CREATES_PER_IP, key: "127.0.0.1" }]);
+    // Not even JSON: read first, it would be refused as a bad body, and parsing a large one costs.
+    const refused = await server.client.post("/app", undefined, { raw: `{"module": "${"x".repeat(3 * 1024 * 1024)}` });
+    expectError(refused, 429, "rate_limited");
+    server.ctx.limiter.reset();
   });
 
   it("does not hold an op call behind its caller's queued writes", async () => {

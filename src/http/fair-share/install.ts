@@ -43,6 +43,12 @@ export interface FairShare {
 }
 
 /**
+ * Writes metered for anonymous callers only (per address): theirs keep to that meter, which is
+ * taken before the body is read; a signed-in caller's go through the user's lane.
+ */
+export const METERED_WHEN_ANONYMOUS: ReadonlySet<string> = new Set(["POST /app"]);
+
+/**
  * Puts every unmetered write through its principal's lane (lanes.ts): a signed-in user's
  * requests share one lane whichever token or session they carry; anything else (anonymous, an
  * app's own token, a credential the route will refuse) shares its client address's. The lane is
@@ -51,35 +57,43 @@ export interface FairShare {
  */
 export function installFairShare(app: App, ctx: AppContext, lanes = new PrincipalLanes()): FairShare {
   const matched = new Set<string>();
-  const gate: onRequestAsyncHookHandler = async (request, reply) => {
-    if (!WRITES.has(request.method)) return;
-    const ticket = lanes.enter(await laneKey(ctx, request));
-    // 'close' comes once the answer is sent or the client has gone, whichever is first.
-    reply.raw.once("close", ticket.leave);
-    try {
-      await ticket.admitted;
-    } catch (error) {
-      if (error instanceof LaneAbandoned) throw apiError("service_busy", error.message);
-      throw error;
-    }
-  };
+  const gate = (anonymousMetered: boolean): onRequestAsyncHookHandler =>
+    async function fairShare(request, reply) {
+      if (!WRITES.has(request.method)) return;
+      const lane = await laneOf(ctx, request);
+      if (lane.anonymous && anonymousMetered) return;
+      const ticket = lanes.enter(lane.key);
+      // 'close' comes once the answer is sent or the client has gone, whichever is first.
+      reply.raw.once("close", ticket.leave);
+      try {
+        await ticket.admitted;
+      } catch (error) {
+        if (error instanceof LaneAbandoned) throw apiError("service_busy", error.message);
+        throw error;
+      }
+    };
   app.addHook("onRoute", (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((method) => WRITES.has(method));
     const ungated = methods.filter((method) => UNGATED_WRITES.has(`${method} ${route.url}`));
     for (const method of ungated) matched.add(`${method} ${route.url}`);
+    const anonymousMetered = methods.filter((method) => METERED_WHEN_ANONYMOUS.has(`${method} ${route.url}`));
+    for (const method of anonymousMetered) matched.add(`${method} ${route.url}`);
     if (methods.length === 0 || ungated.length === methods.length) return;
     const own = route.onRequest;
-    route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), gate];
+    route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), gate(anonymousMetered.length > 0)];
   });
-  return { lanes, unmatched: () => [...UNGATED_WRITES].filter((entry) => !matched.has(entry)) };
+  return { lanes, unmatched: () => [...UNGATED_WRITES, ...METERED_WHEN_ANONYMOUS].filter((entry) => !matched.has(entry)) };
 }
 
-async function laneKey(ctx: AppContext, request: FastifyRequest): Promise<string> {
+/** The lane a request goes through, and whether its caller is anonymous (no credential at all). */
+async function laneOf(ctx: AppContext, request: FastifyRequest): Promise<{ key: string; anonymous: boolean }> {
+  const address = `address:${clientIp(request)}`;
   try {
     const principal = await principalOf(ctx, request);
-    if (principal?.kind === "user") return `user:${principal.userId}`;
+    if (principal === null) return { key: address, anonymous: true };
+    if (principal.kind === "user") return { key: `user:${principal.userId}`, anonymous: false };
   } catch {
     // A bad credential: the route answers its 401 from the same resolution.
   }
-  return `address:${clientIp(request)}`;
+  return { key: address, anonymous: false };
 }

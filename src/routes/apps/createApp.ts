@@ -27,12 +27,15 @@ export default function createApp(app: App, ctx: AppContext): void {
         headers: IdempotencyHeaders,
         response: { 200: CreateResponse, 201: CreateResponse, 202: BuildStatusResponse },
       },
+      // Before the body is read: a refused create costs its headers only, whatever it sends.
+      onRequest: async (request, reply) => {
+        if ((await principalOf(ctx, request)) === null) {
+          enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
+        }
+      },
     },
     async (request, reply) => {
       const actor = await principalOf(ctx, request);
-      if (actor === null) {
-        enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
-      }
       const { module, ui, styles, pair, label } = request.body;
       return idempotent(ctx, request, reply, actor, async () => {
         const result = await ctx.apps.create(actor, { module, ui: ui ?? null, styles: styles ?? null, pair, label });
