@@ -1,4 +1,5 @@
 import { connect, type Socket } from "node:net";
+import { Client as McpClient, StreamableHTTPClientTransport as McpTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Apps } from "../../src/domain/apps/apps.ts";
 import { UNGATED_WRITES } from "../../src/http/fair-share/install.ts";
@@ -183,6 +184,27 @@ describe("hostile: one principal's unmetered writes from many connections", () =
     expect(spans).toHaveLength(2);
     expect((await server.ctx.apps.get(app.body.id))?.revision).toBe(3);
     await expect.poll(() => server.fairShare.lanes.size).toBe(0);
+  });
+
+  it("puts an agent's MCP tool writes in the same lane as its REST writes", async () => {
+    const owner = await makeUser(server, "pro");
+    const app = await server.client.post("/app", { module: source("by-tool", 0) }, { token: owner.token });
+    expect(app.status).toBe(201);
+    const agent = new McpClient({ name: "test", version: "1.0.0" });
+    await agent.connect(new McpTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${owner.token}` } } }));
+    const { spans, restore } = recordWrites(server.ctx.apps);
+    try {
+      const byTool = [1, 2, 3].map((v) => agent.callTool({ name: "update_app", arguments: { id: app.body.id, module: source("by-tool", v) } }));
+      const byRest = server.client.put(`/app/${app.body.id}`, { module: source("by-tool", 4) }, { token: owner.token });
+      const results = (await Promise.all(byTool)) as { isError?: boolean }[];
+      expect(results.map((result) => result.isError ?? false)).toEqual([false, false, false]);
+      expect((await byRest).status).toBe(200);
+    } finally {
+      restore();
+      await agent.close();
+    }
+    expect(spans.filter((span) => span.who === owner.id)).toHaveLength(4);
+    expectOneAtATimeWithRests(spans);
   });
 
   it("names only real routes among the writes it leaves ungated", () => {
