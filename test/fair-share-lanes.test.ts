@@ -52,6 +52,24 @@ describe("PrincipalLanes", () => {
     expect(lanes.size).toBe(0);
   });
 
+  it("rests the whole time even when its timer fires early", async () => {
+    let now = 0;
+    const wakes: { ms: number; wake: () => void }[] = [];
+    const lanes = new PrincipalLanes({ restFactor: 2, maxRestMs: 250, now: () => now, after: (ms, wake) => wakes.push({ ms, wake }) });
+    const first = lanes.enter("user:1");
+    const second = lanes.enter("user:1");
+    now = 10;
+    first.leave();
+    // A timer that fires 3 ms before the 20 ms rest is over: the lane waits out the 3 ms.
+    now = 27;
+    wakes.shift()?.wake();
+    expect(await admitted(second)).toBe(false);
+    expect(wakes.map((w) => w.ms)).toEqual([3]);
+    now = 30;
+    wakes.shift()?.wake();
+    expect(await admitted(second)).toBe(true);
+  });
+
   it("caps the rest after a long request", async () => {
     const { lanes, advance } = manualLanes(2, 250);
     const long = lanes.enter("user:1");

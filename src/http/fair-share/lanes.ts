@@ -106,11 +106,16 @@ export class PrincipalLanes {
       return;
     }
     lane.resting = true;
-    this.options.after(ms, () => {
+    const until = this.options.now() + ms;
+    const wake = () => {
+      // A timer counts from the loop's cached time, so it may fire a little early: rest the rest.
+      const left = until - this.options.now();
+      if (left > 0) return this.options.after(left, wake);
       lane.resting = false;
       this.next(lane);
       this.forgetIfIdle(key, lane);
-    });
+    };
+    this.options.after(ms, wake);
   }
 
   private next(lane: Lane): void {
