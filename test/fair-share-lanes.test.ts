@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LaneAbandoned, PrincipalLanes, type Ticket } from "../src/http/fair-share/lanes.ts";
+import { NotAdmitted, PrincipalLanes, type Ticket } from "../src/http/fair-share/lanes.ts";
 
 /** Lanes on a hand-driven clock: time moves only when the test says, and rests wake then. */
 function manualLanes(restFactor = 2, maxRestMs = 250) {
@@ -96,7 +96,7 @@ describe("PrincipalLanes", () => {
     const gone = lanes.enter("address:10.0.0.1");
     const last = lanes.enter("address:10.0.0.1");
     gone.leave();
-    await expect(gone.admitted).rejects.toBeInstanceOf(LaneAbandoned);
+    await expect(gone.admitted).rejects.toBeInstanceOf(NotAdmitted);
     first.leave();
     advance(0);
     expect(await admitted(last)).toBe(true);
@@ -104,6 +104,18 @@ describe("PrincipalLanes", () => {
     last.leave();
     last.leave();
     expect(lanes.size).toBe(0);
+  });
+
+  it("refuses what still waits when the server closes, and runs later requests at once", async () => {
+    const { lanes } = manualLanes();
+    const running = [lanes.enter("user:1"), lanes.enter("user:2")];
+    const waiting = [lanes.enter("user:1"), lanes.enter("user:2"), lanes.enter("user:1")];
+    lanes.close();
+    const outcomes = await Promise.allSettled(waiting.map((ticket) => ticket.admitted));
+    expect(outcomes.map((outcome) => (outcome.status === "rejected" ? (outcome.reason as Error).constructor.name : "admitted"))).toEqual(["NotAdmitted", "NotAdmitted", "NotAdmitted"]);
+    expect([await admitted(running[0] as Ticket), await admitted(running[1] as Ticket)]).toEqual([true, true]);
+    expect(lanes.waiting).toBe(0);
+    expect(await admitted(lanes.enter("user:1"))).toBe(true);
   });
 
   it("forgets a lane once its rest is over and nothing waits", async () => {

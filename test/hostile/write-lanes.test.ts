@@ -207,6 +207,30 @@ describe("hostile: one principal's unmetered writes from many connections", () =
     expectOneAtATimeWithRests(spans);
   });
 
+  it("refuses the writes still waiting when the server closes, instead of holding the shutdown for their turns", async () => {
+    const closing = await startServer();
+    let closed: Promise<void> | null = null;
+    try {
+      const owner = await makeUser(closing, "pro");
+      const app = await closing.client.post("/app", { module: source("closing", 0) }, { token: owner.token });
+      expect(app.status).toBe(201);
+      const holder = rawPut(closing, app.body.id, owner.token, source("closing", 1));
+      await expect.poll(() => closing.fairShare.lanes.size).toBe(1);
+      const queued = Array.from({ length: 3 }, (_, i) => rawPut(closing, app.body.id, owner.token, source("closing", i + 2)));
+      for (const put of queued) put.finish();
+      await expect.poll(() => closing.fairShare.lanes.waiting).toBe(3);
+      closed = closing.http.close();
+      expect(await Promise.all(queued.map((put) => put.status))).toEqual([503, 503, 503]);
+      // The one already running finishes as any request in flight does.
+      holder.finish();
+      expect(await holder.status).toBe(200);
+      await closed;
+    } finally {
+      // Closes what is still open (a second close of the HTTP server is a no-op) and removes its files.
+      await closing.close();
+    }
+  });
+
   it("names only real routes among the writes it leaves ungated", () => {
     expect(UNGATED_WRITES.size).toBeGreaterThan(0);
     expect(server.fairShare.unmatched()).toEqual([]);

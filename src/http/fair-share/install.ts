@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { apiError } from "../../errors/index.ts";
 import { clientIp, principalOf } from "../auth.ts";
 import type { App } from "../types.ts";
-import { LaneAbandoned, PrincipalLanes } from "./lanes.ts";
+import { NotAdmitted, PrincipalLanes } from "./lanes.ts";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -68,7 +68,7 @@ export function installFairShare(app: App, ctx: AppContext, lanes = new Principa
       try {
         await ticket.admitted;
       } catch (error) {
-        if (error instanceof LaneAbandoned) throw apiError("service_busy", error.message);
+        if (error instanceof NotAdmitted) throw apiError("service_busy", error.message);
         throw error;
       }
     };
@@ -81,6 +81,10 @@ export function installFairShare(app: App, ctx: AppContext, lanes = new Principa
     if (methods.length === 0 || ungated.length === methods.length) return;
     const own = route.onRequest;
     route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), gate(anonymousMetered.length > 0)];
+  });
+  app.addHook("preClose", (done) => {
+    lanes.close();
+    done();
   });
   return { lanes, unmatched: () => [...UNGATED_WRITES, ...METERED_WHEN_ANONYMOUS].filter((entry) => !matched.has(entry)) };
 }

@@ -15,11 +15,16 @@ export interface LaneOptions {
   after: (ms: number, wake: () => void) => void;
 }
 
+interface Waiting {
+  start: () => void;
+  refuse: (error: NotAdmitted) => void;
+}
+
 interface Lane {
   running: boolean;
   resting: boolean;
-  /** Waiting requests, oldest first: each one's start. */
-  queue: (() => void)[];
+  /** Waiting requests, oldest first. */
+  queue: Waiting[];
 }
 
 /** One request's place in its lane: `admitted` settles when it may run; `leave` ends its turn. */
@@ -29,11 +34,8 @@ export interface Ticket {
   leave: () => void;
 }
 
-export class LaneAbandoned extends Error {
-  constructor() {
-    super("the client went away while its request waited for its turn");
-  }
-}
+/** Why a waiting request will not run: its client went away, or the server is closing. */
+export class NotAdmitted extends Error {}
 
 export const DEFAULT_LANE_OPTIONS: LaneOptions = {
   restFactor: 2,
@@ -44,6 +46,7 @@ export const DEFAULT_LANE_OPTIONS: LaneOptions = {
 
 export class PrincipalLanes {
   private readonly lanes = new Map<string, Lane>();
+  private closed = false;
 
   constructor(private readonly options: LaneOptions = DEFAULT_LANE_OPTIONS) {}
 
@@ -57,33 +60,52 @@ export class PrincipalLanes {
     const owner = lane;
     let state: "waiting" | "running" | "left" = "waiting";
     let startedAt = 0;
-    let start!: () => void;
-    let abandon!: (error: Error) => void;
+    let entry!: Waiting;
     const admitted = new Promise<void>((resolve, reject) => {
-      start = () => {
-        state = "running";
-        startedAt = this.options.now();
-        resolve();
+      entry = {
+        start: () => {
+          state = "running";
+          startedAt = this.options.now();
+          resolve();
+        },
+        refuse: (error) => {
+          state = "left";
+          reject(error);
+        },
       };
-      abandon = reject;
     });
     const leave = () => {
       if (state === "left") return;
-      const was = state;
-      state = "left";
-      if (was === "running") {
+      if (state === "running") {
+        state = "left";
         owner.running = false;
         this.rest(key, owner, this.options.now() - startedAt);
         return;
       }
       // Gone before its turn: its place is given up, and it must not run ungated.
-      owner.queue.splice(owner.queue.indexOf(start), 1);
-      abandon(new LaneAbandoned());
+      owner.queue.splice(owner.queue.indexOf(entry), 1);
+      entry.refuse(new NotAdmitted("the client went away while its request waited for its turn"));
       this.forgetIfIdle(key, owner);
     };
-    owner.queue.push(start);
-    this.next(owner);
+    if (this.closed) entry.start();
+    else {
+      owner.queue.push(entry);
+      this.next(owner);
+    }
     return { admitted, leave };
+  }
+
+  /**
+   * The server is closing: requests still waiting are refused now rather than run one by one
+   * with rests between (a flooder's queue would otherwise hold the shutdown for as long as its
+   * turns take); later ones run at once.
+   */
+  close(): void {
+    this.closed = true;
+    for (const [key, lane] of this.lanes) {
+      for (const waiting of lane.queue.splice(0)) waiting.refuse(new NotAdmitted("the server is shutting down; retry, another instance or the restarted one will answer"));
+      this.forgetIfIdle(key, lane);
+    }
   }
 
   /** Lanes with a request running, waiting or resting (it drains to 0). */
@@ -120,10 +142,10 @@ export class PrincipalLanes {
 
   private next(lane: Lane): void {
     if (lane.running || lane.resting) return;
-    const start = lane.queue.shift();
-    if (start === undefined) return;
+    const waiting = lane.queue.shift();
+    if (waiting === undefined) return;
     lane.running = true;
-    start();
+    waiting.start();
   }
 
   private forgetIfIdle(key: string, lane: Lane): void {
