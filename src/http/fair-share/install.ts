@@ -36,17 +36,17 @@ export const UNGATED_WRITES: ReadonlySet<string> = new Set([
   "DELETE /app/:id/assets/*",
 ]);
 
-export interface FairShare {
-  lanes: PrincipalLanes;
-  /** Entries of UNGATED_WRITES no route matched: a typo there would ungate nothing. */
-  unmatched: () => string[];
-}
-
 /**
  * Writes metered for anonymous callers only (per address): theirs keep to that meter, which is
  * taken before the body is read; a signed-in caller's go through the user's lane.
  */
 export const METERED_WHEN_ANONYMOUS: ReadonlySet<string> = new Set(["POST /app"]);
+
+export interface FairShare {
+  lanes: PrincipalLanes;
+  /** Entries of UNGATED_WRITES and METERED_WHEN_ANONYMOUS no route matched: a typo would ungate nothing. */
+  unmatched: () => string[];
+}
 
 /**
  * Puts every unmetered write through its principal's lane (lanes.ts): a signed-in user's

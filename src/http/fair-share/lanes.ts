@@ -3,8 +3,9 @@
  * calls are not metered). A lane runs one request at a time, in arrival order, and rests after
  * each for `restFactor` times as long as it took (at most `maxRestMs`), so one principal's writes
  * hold Node's thread for at most 1 / (1 + restFactor) of the time however many connections they
- * come on. Measured (`npm run bench:write-share`): one owner's 8 writers took Node's thread from
- * a neighbour's op calls, 842 → 48 answered a second; with lanes the neighbour keeps ~550.
+ * come on. Measured (`npm run bench`, write-share row): while one owner wrote from 8 connections,
+ * a neighbour's op calls were answered 134 times a second against 1,335 alone; with lanes, 806-870
+ * against 1,228-1,273, the owner's writes 182-196 a second.
  */
 export interface LaneOptions {
   /** Rest after a request, as a multiple of its duration. */
