@@ -115,7 +115,11 @@ describe("PrincipalLanes", () => {
     expect(outcomes.map((outcome) => (outcome.status === "rejected" ? (outcome.reason as Error).constructor.name : "admitted"))).toEqual(["NotAdmitted", "NotAdmitted", "NotAdmitted"]);
     expect([await admitted(running[0] as Ticket), await admitted(running[1] as Ticket)]).toEqual([true, true]);
     expect(lanes.waiting).toBe(0);
-    expect(await admitted(lanes.enter("user:1"))).toBe(true);
+    const late = lanes.enter("user:1");
+    expect(await admitted(late)).toBe(true);
+    late.leave();
+    running.forEach((ticket) => ticket.leave());
+    expect(lanes.size).toBe(0);
   });
 
   it("forgets a lane once its rest is over and nothing waits", async () => {

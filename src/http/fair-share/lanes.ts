@@ -53,6 +53,7 @@ export class PrincipalLanes {
 
   /** Queues a request in `key`'s lane. A lane that is free and rested admits it at once. */
   enter(key: string): Ticket {
+    if (this.closed) return { admitted: Promise.resolve(), leave: () => undefined };
     let lane = this.lanes.get(key);
     if (lane === undefined) {
       lane = { running: false, resting: false, queue: [] };
@@ -88,11 +89,8 @@ export class PrincipalLanes {
       entry.refuse(new NotAdmitted("the client went away while its request waited for its turn"));
       this.forgetIfIdle(key, owner);
     };
-    if (this.closed) entry.start();
-    else {
-      owner.queue.push(entry);
-      this.next(owner);
-    }
+    owner.queue.push(entry);
+    this.next(owner);
     return { admitted, leave };
   }
 
