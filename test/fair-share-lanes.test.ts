@@ -16,6 +16,10 @@ function manualLanes(restFactor = 2, maxRestMs = 250) {
         timer.wake();
       }
     },
+    /** Fires the oldest timer now, whether or not its time has come. */
+    wakeNext: () => timers.shift()?.wake(),
+    /** How long each timer still has to run. */
+    timersLeft: () => timers.map((t) => t.at - now),
     pendingTimers: () => timers.length,
   };
 }
@@ -53,20 +57,17 @@ describe("PrincipalLanes", () => {
   });
 
   it("rests the whole time even when its timer fires early", async () => {
-    let now = 0;
-    const wakes: { ms: number; wake: () => void }[] = [];
-    const lanes = new PrincipalLanes({ restFactor: 2, maxRestMs: 250, now: () => now, after: (ms, wake) => wakes.push({ ms, wake }) });
+    const { lanes, advance, wakeNext, timersLeft } = manualLanes();
     const first = lanes.enter("user:1");
     const second = lanes.enter("user:1");
-    now = 10;
+    advance(10);
     first.leave();
     // A timer that fires 3 ms before the 20 ms rest is over: the lane waits out the 3 ms.
-    now = 27;
-    wakes.shift()?.wake();
+    advance(17);
+    wakeNext();
     expect(await admitted(second)).toBe(false);
-    expect(wakes.map((w) => w.ms)).toEqual([3]);
-    now = 30;
-    wakes.shift()?.wake();
+    expect(timersLeft()).toEqual([3]);
+    advance(3);
     expect(await admitted(second)).toBe(true);
   });
 

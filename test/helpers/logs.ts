@@ -9,9 +9,7 @@ export class LogCapture extends Writable {
     const text = chunk.toString();
     this.chunks.push(text);
     if (this.waiters.size > 0) {
-      for (const line of text.split("\n")) {
-        if (line.trim() === "") continue;
-        const parsed = JSON.parse(line) as Record<string, unknown>;
+      for (const parsed of parseLines(text)) {
         for (const waiter of this.waiters) {
           if (!waiter.matches(parsed)) continue;
           this.waiters.delete(waiter);
@@ -32,9 +30,14 @@ export class LogCapture extends Writable {
   }
 
   lines(): Record<string, unknown>[] {
-    return this.text
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    return parseLines(this.text);
   }
+}
+
+/** The JSON log lines in `text`, blank lines skipped. */
+function parseLines(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }

@@ -57,11 +57,12 @@ export interface FairShare {
  */
 export function installFairShare(app: App, ctx: AppContext, lanes = new PrincipalLanes()): FairShare {
   const matched = new Set<string>();
-  const gate = (anonymousMetered: boolean): onRequestAsyncHookHandler =>
+  /** `gated`: the route's methods that take a lane; `anonymousMetered`: those an anonymous caller skips. */
+  const gate = (gated: ReadonlySet<string>, anonymousMetered: ReadonlySet<string>): onRequestAsyncHookHandler =>
     async function fairShare(request, reply) {
-      if (!WRITES.has(request.method)) return;
+      if (!gated.has(request.method)) return;
       const lane = await laneOf(ctx, request);
-      if (lane.anonymous && anonymousMetered) return;
+      if (lane.anonymous && anonymousMetered.has(request.method)) return;
       const ticket = lanes.enter(lane.key);
       // 'close' comes once the answer is sent or the client has gone, whichever is first.
       reply.raw.once("close", ticket.leave);
@@ -73,14 +74,17 @@ export function installFairShare(app: App, ctx: AppContext, lanes = new Principa
       }
     };
   app.addHook("onRoute", (route) => {
-    const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((method) => WRITES.has(method));
-    const ungated = methods.filter((method) => UNGATED_WRITES.has(`${method} ${route.url}`));
-    for (const method of ungated) matched.add(`${method} ${route.url}`);
-    const anonymousMetered = methods.filter((method) => METERED_WHEN_ANONYMOUS.has(`${method} ${route.url}`));
-    for (const method of anonymousMetered) matched.add(`${method} ${route.url}`);
-    if (methods.length === 0 || ungated.length === methods.length) return;
+    const listed = (set: ReadonlySet<string>, method: string) => {
+      const found = set.has(`${method} ${route.url}`);
+      if (found) matched.add(`${method} ${route.url}`);
+      return found;
+    };
+    const writes = (Array.isArray(route.method) ? route.method : [route.method]).filter((method) => WRITES.has(method));
+    const gated = new Set(writes.filter((method) => !listed(UNGATED_WRITES, method)));
+    if (gated.size === 0) return;
+    const anonymousMetered = new Set([...gated].filter((method) => listed(METERED_WHEN_ANONYMOUS, method)));
     const own = route.onRequest;
-    route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), gate(anonymousMetered.length > 0)];
+    route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), gate(gated, anonymousMetered)];
   });
   app.addHook("preClose", (done) => {
     lanes.close();

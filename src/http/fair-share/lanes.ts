@@ -38,7 +38,7 @@ export interface Ticket {
 /** Why a waiting request will not run: its client went away, or the server is closing. */
 export class NotAdmitted extends Error {}
 
-export const DEFAULT_LANE_OPTIONS: LaneOptions = {
+const DEFAULT_LANE_OPTIONS: LaneOptions = {
   restFactor: 2,
   maxRestMs: 250,
   now: () => performance.now(),
