@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
-import { bareFastify, bareWorkerd, brickyard, loaderCeiling, type Brickyard } from "./lib/servers.ts";
+import { bareFastify, bareWorkerd, brickyard, loaderCeiling, staticCeiling, type Brickyard } from "./lib/servers.ts";
 import { writeShare, type WriteShare } from "./lib/write-share.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -144,6 +144,7 @@ async function main(): Promise<void> {
   const database = await throwawayDatabase();
   const bare = await bareWorkerd(dir, trivialApp("bench-bare"));
   const ceiling = await loaderCeiling(dir, trivialApp("bench-ceiling"));
+  const preset = await staticCeiling(dir, trivialApp("bench-static"));
   const fastify = await bareFastify();
   const sqlite = await brickyard(join(dir, "sqlite"), null);
   const postgres = database === null ? null : await brickyard(join(dir, "postgres"), database.url);
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
     const rows: Record<string, { targets: Target[]; pids?: () => readonly number[]; expect?: number }> = {
       bare: workerdRow(bare),
       ceiling: workerdRow(ceiling),
+      preset: workerdRow(preset),
       http: { targets: [httpTarget], pids: () => sqlite.built.ctx.executor.pool.pids() },
       kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       direct: { targets: [opTarget(sqlite, echoId, "echo", token, echoBody)], pids: () => sqlite.built.ctx.executor.pool.pids() },
@@ -204,6 +206,7 @@ async function main(): Promise<void> {
     const labels: Record<string, string> = {
       bare: "bare workerd, trivial module (HTTP)",
       ceiling: "workerd alone, a loader isolate per call",
+      preset: "workerd alone, the app a configured Worker",
       http: "(a) trivial op over HTTP, user token",
       kv: "(b) 2 KV reads + 1 write over HTTP",
       direct: "direct op call (echo)",
@@ -238,6 +241,7 @@ async function main(): Promise<void> {
     // Not a target: how far any design with one isolate per app gets here with no control plane
     // at all (servers.ts, loaderCeiling), and how much of that the real path keeps.
     console.log(`  ${"ceiling/bare".padEnd(18)} ${ratio("ceiling", "bare").padStart(5)}   (the isolation ceiling; http/ceiling ${ratio("http", "ceiling")}, pg-http/ceiling ${ratio("pgHttp", "ceiling")})`);
+    console.log(`  ${"preset/bare".padEnd(18)} ${ratio("preset", "bare").padStart(5)}   (the same with the app in workerd's config, no loader: the hop, not the loader, is the cost)`);
     const createCpuMs = (created?.serverUs ?? 0) / 1000;
     // Not a target: how much of its rate a neighbour keeps while one owner floods unmetered writes.
     console.log(`  ${"write-share".padEnd(18)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(5)}   (a neighbour's op calls under one owner's write flood, against alone)`);
@@ -255,6 +259,7 @@ async function main(): Promise<void> {
     client.close();
     bare.stop();
     ceiling.stop();
+    preset.stop();
     await fastify.stop();
     await sqlite.stop();
     await postgres?.stop();

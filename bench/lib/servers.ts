@@ -71,19 +71,48 @@ export class Run extends WorkerEntrypoint {
 }`;
 
 /** workerd serving `module` from a loader isolate behind a front worker (see CEILING_FRONT). */
-export async function loaderCeiling(dir: string, module: string): Promise<{ url: string; pid: number; stop: () => void }> {
+export function loaderCeiling(dir: string, module: string): Promise<{ url: string; pid: number; stop: () => void }> {
+  return serveFront(dir, "ceiling", { front: CEILING_FRONT, entry: CEILING_ENTRY, app: module }, (file) => `
+    (name = "main", worker = (
+      modules = [(name = "front.js", esModule = embed "${file("front")}")], compatibilityDate = "2025-09-01", compatibilityFlags = ["experimental"],
+      bindings = [ (name = "LOADER", workerLoader = ()), (name = "ENTRY", text = embed "${file("entry")}"), (name = "APP", text = embed "${file("app")}") ] ))`, ["--experimental"]);
+}
+
+// The same ceiling with the app configured ahead of time: a Worker of its own in workerd's config,
+// reached from the front by a service binding to its RPC entrypoint, not through the loader. A
+// design that wrote every app into workerd's config (and restarted or reloaded workerd for each
+// new revision) would pay this hop; it costs about what the loader's does (executor README).
+const STATIC_FRONT = `export default { async fetch(request, env) {
+  const body = await env.APP.run(request.method, request.url, await request.text());
+  return new Response(body, { headers: { "content-type": "application/json" } });
+} };`;
+
+/** workerd serving `module` from a Worker of its own behind a front worker (see STATIC_FRONT). */
+export function staticCeiling(dir: string, module: string): Promise<{ url: string; pid: number; stop: () => void }> {
+  return serveFront(dir, "static", { front: STATIC_FRONT, entry: CEILING_ENTRY, app: module }, (file) => `
+    (name = "main", worker = (
+      modules = [(name = "front.js", esModule = embed "${file("front")}")], compatibilityDate = "2025-09-01",
+      bindings = [ (name = "APP", service = (name = "app", entrypoint = "Run")) ] )),
+    (name = "app", worker = (
+      modules = [(name = "entry.js", esModule = embed "${file("entry")}"), (name = "app.js", esModule = embed "${file("app")}")], compatibilityDate = "2025-09-01" ))`);
+}
+
+/** Writes `files` as `<name>-<key>.js` and serves `services` (whose "main" takes HTTP) until it listens. */
+async function serveFront(
+  dir: string,
+  name: string,
+  files: Record<string, string>,
+  services: (file: (key: string) => string) => string,
+  flags: string[] = [],
+): Promise<{ url: string; pid: number; stop: () => void }> {
   const port = await freePort();
-  writeFileSync(join(dir, "ceiling-front.js"), CEILING_FRONT);
-  writeFileSync(join(dir, "ceiling-entry.js"), CEILING_ENTRY);
-  writeFileSync(join(dir, "ceiling-app.js"), module);
+  for (const [key, text] of Object.entries(files)) writeFileSync(join(dir, `${name}-${key}.js`), text);
   const config = `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [ (name = "main", worker = (
-    modules = [(name = "front.js", esModule = embed "ceiling-front.js")], compatibilityDate = "2025-09-01", compatibilityFlags = ["experimental"],
-    bindings = [ (name = "LOADER", workerLoader = ()), (name = "ENTRY", text = embed "ceiling-entry.js"), (name = "APP", text = embed "ceiling-app.js") ] )) ],
+  services = [${services((key) => `${name}-${key}.js`)} ],
   sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
 );`;
-  const { pid, stop } = await serveWorkerd(dir, "ceiling.capnp", config, ["--experimental"]);
+  const { pid, stop } = await serveWorkerd(dir, `${name}.capnp`, config, flags);
   return { url: `http://127.0.0.1:${port}`, pid, stop };
 }
 
