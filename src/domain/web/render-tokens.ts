@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import type { Database } from "../../store/index.ts";
 import type { IssuedToken, Tokens } from "../tokens/tokens.ts";
+import { VisitorTokens } from "./visitor-tokens.ts";
 
 /** Spec Lifetimes: a render token lives 7 days; the one it replaced stays live about 15 minutes. */
 export const RENDER_TOKEN_TTL_MS = 7 * DAY;
@@ -17,44 +18,55 @@ const QUERY = "query";
  * Render tokens (spec Authentication; DECISIONS §5): `svc_render_…` bound to one app and acting for
  * the person who loaded the page (null for an anonymous visitor). The shell mints a query token
  * for the frame URL; the frame mints the SDK's 7-day token, rotating that person's previous ones.
+ * Anonymous visitors of an app share theirs, a new one every few minutes (visitor-tokens.ts).
  */
 export class RenderTokens {
+  private readonly visitors: VisitorTokens;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly tokens: Tokens,
-  ) {}
+  ) {
+    this.visitors = new VisitorTokens(clock);
+  }
 
   mintQuery(appId: string, userId: string | null): Promise<IssuedToken> {
-    return this.tokens.issue("render", { appId, userId, name: QUERY, ttlMs: QUERY_TOKEN_TTL_MS });
+    const mint = () => this.tokens.issue("render", { appId, userId, name: QUERY, ttlMs: QUERY_TOKEN_TTL_MS });
+    return userId === null ? this.visitors.get(QUERY, appId, mint) : mint();
   }
 
   /**
    * A fresh 7-day token for the frame. For a signed-in person the previous ones for this app get
    * 15 more minutes at most, so a tab still holding one finishes its calls and then refreshes.
-   * Anonymous visitors share `user_id` null, so there a re-render cannot tell one browser's token
-   * from another's; theirs rotate only through `refresh`.
+   * Anonymous visitors get the app's shared frame token: nothing tells one browser from another.
    */
   async mintFrame(appId: string, userId: string | null): Promise<IssuedToken> {
+    if (userId === null) return this.visitors.get(FRAME, appId, () => this.tokens.issue("render", { appId, userId, name: FRAME, ttlMs: RENDER_TOKEN_TTL_MS }));
     return this.db.transaction().execute(async (trx) => {
-      if (userId !== null) {
-        const graceEnd = this.clock.now() + ROTATION_GRACE_MS;
-        await trx
-          .updateTable("tokens")
-          .set({ expires_at: graceEnd })
-          .where("kind", "=", "render")
-          .where("name", "=", FRAME)
-          .where("app_id", "=", appId)
-          .where("user_id", "=", userId)
-          .where("expires_at", ">", graceEnd)
-          .execute();
-      }
+      const graceEnd = this.clock.now() + ROTATION_GRACE_MS;
+      await trx
+        .updateTable("tokens")
+        .set({ expires_at: graceEnd })
+        .where("kind", "=", "render")
+        .where("name", "=", FRAME)
+        .where("app_id", "=", appId)
+        .where("user_id", "=", userId)
+        .where("expires_at", ">", graceEnd)
+        .execute();
       return this.tokens.issue("render", { appId, userId, name: FRAME, ttlMs: RENDER_TOKEN_TTL_MS }, trx);
     });
   }
 
-  /** POST /app/{id}/render-token: a new 7-day token; the presented one keeps at most 15 minutes. */
+  /**
+   * POST /app/{id}/render-token: a new 7-day token; a person's presented one keeps at most 15
+   * minutes. An anonymous visitor gets the app's shared frame token and the presented one keeps
+   * its own expiry: it is shared too, so cutting it short would end every page that holds it (any
+   * visitor could then break an app's pages every few minutes), and it grants nothing a request
+   * without a token lacks.
+   */
   async refresh(presented: { tokenId: string; appId: string; userId: string | null }): Promise<IssuedToken> {
+    if (presented.userId === null) return this.mintFrame(presented.appId, null);
     return this.db.transaction().execute(async (trx) => {
       const graceEnd = this.clock.now() + ROTATION_GRACE_MS;
       await trx.updateTable("tokens").set({ expires_at: graceEnd }).where("id", "=", presented.tokenId).where("expires_at", ">", graceEnd).execute();

@@ -19,7 +19,7 @@ export default function refreshRenderToken(app: App, ctx: AppContext): void {
     {
       schema: {
         tags: ["web"],
-        summary: "Swap a render token for a fresh 7-day one; the presented token stays valid for 15 minutes",
+        summary: "Swap a render token for a fresh 7-day one; a person's presented token stays valid for 15 minutes (an anonymous visitor's, shared by the app's visitors, until its own expiry)",
         security: [{ renderToken: [] }],
         params: AppIdParams,
         response: { 200: ok({ token: Type.String(), expiresAt: Timestamp }) },
