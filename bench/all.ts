@@ -1,11 +1,13 @@
 // `npm run bench`: every row of the speed issue in one run, ratios against baselines measured in
 // the same run (bare workerd serving the same module, a bare Fastify route), load from a forked
-// client process. One more row has no target: workerd alone running the module in a loader
-// isolate per call, the most a design with one isolate per app can reach on this machine.
+// client process. Rows without a target: workerd alone running the module in an isolate of its
+// own behind a front worker (through the loader, and configured ahead of time), the most a design
+// with one isolate per app can reach on this machine; and how much of its rate a neighbour keeps
+// under one client's flood of unmetered writes, or of large reads.
 // Ends with one machine-readable line:
 //   bench: http/bare=R webhook/direct=R healthz/fastify=R pg-http/bare=R pg-kv/trivial=R first-call-p99-ms=N create-cpu-ms=N
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
-// BENCH_ROWS=http,kv,create,first,share… to run only some rows (for profiling with --cpu-prof; no bench:
+// BENCH_ROWS=http,kv,create,first,share,read-share… to run only some rows (for profiling with --cpu-prof; no bench:
 // line then).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,14 +17,17 @@ import pg from "pg";
 import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
 import { bareFastify, bareWorkerd, brickyard, loaderCeiling, staticCeiling, type Brickyard } from "./lib/servers.ts";
-import { writeShare, type WriteShare } from "./lib/write-share.ts";
+import { floodShare, type FloodShare } from "./lib/flood-share.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const PG_ADMIN_URL = process.env.PG_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const ONLY = process.env.BENCH_ROWS?.split(",") ?? null;
 const FIRST_CALLS = 100;
-const WRITERS = 8;
+const FLOODERS = 8;
+const WRITES = "writes an app's source";
+const READ_KIB = 250;
+const READS = `reads a ${2 * READ_KIB} KiB source`;
 const CREATE_MODULE_BYTES = 20 * 1024;
 
 const TRIVIAL_FETCH = `export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
@@ -116,8 +121,8 @@ async function firstCalls(b: Brickyard, token: string, count: number): Promise<n
   return times.sort((a, b) => a - b);
 }
 
-/** A neighbour's op calls alone and while another owner writes an app's source from WRITERS connections. */
-async function writeShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<WriteShare> {
+/** A neighbour's op calls alone and while another owner writes an app's source from FLOODERS connections. */
+async function writeShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<FloodShare> {
   const writer = await benchUser(b);
   const appId = await createApp(b, writer, trivialApp("bench-writer"));
   const writes = Array.from({ length: 64 }, (_, i): Target => ({
@@ -126,11 +131,20 @@ async function writeShareRow(b: Brickyard, client: LoadClient, neighbour: Target
     headers: { "content-type": "application/json", authorization: `Bearer ${writer}` },
     body: JSON.stringify({ module: trivialApp("bench-writer").replace("value: 1", `value: ${i}`) }),
   }));
-  return writeShare(client, neighbour, writes, { writers: WRITERS, msPerRow: SECONDS * 1000 });
+  return floodShare(client, neighbour, writes, { connections: FLOODERS, msPerRow: SECONDS * 1000 });
 }
 
-function formatShare(share: WriteShare): string {
-  return `a neighbour's op calls while one owner writes from ${WRITERS} connections: ${share.flooded.rps.toFixed(0)} req/s (p50 ${share.flooded.p50.toFixed(2)} ms) against ${share.alone.rps.toFixed(0)} alone (p50 ${share.alone.p50.toFixed(2)} ms); the owner's writes ${share.writesPerSecond.toFixed(0)}/s`;
+/** The same while an anonymous app's own token reads its source (a module and UI of READ_KIB KiB each) from FLOODERS connections. */
+async function readShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<FloodShare> {
+  const padding = `\n// ${"x".repeat(READ_KIB * 1024)}`;
+  const created = await request(`${b.url}/app`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ module: trivialApp("bench-reader") + padding, ui: padding }) });
+  const { id, token } = (await created.body.json()) as { id: string; token: string };
+  if (created.statusCode !== 201) throw new Error(`POST /app answered ${created.statusCode}`);
+  return floodShare(client, neighbour, [{ url: `${b.url}/app/${id}/source`, headers: { authorization: `Bearer ${token}` } }], { connections: FLOODERS, msPerRow: SECONDS * 1000 });
+}
+
+function formatShare(what: string, share: FloodShare): string {
+  return `a neighbour's op calls while one client ${what} from ${FLOODERS} connections: ${share.flooded.rps.toFixed(0)} req/s (p50 ${share.flooded.p50.toFixed(2)} ms) against ${share.alone.rps.toFixed(0)} alone (p50 ${share.alone.p50.toFixed(2)} ms); the flood ${share.floodPerSecond.toFixed(0)}/s`;
 }
 
 /** A row calling the trivial op on a workerd that serves it without Brickyard. */
@@ -191,7 +205,8 @@ async function main(): Promise<void> {
       if (ONLY.includes("create")) rows.create = createRow;
       const some = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
       for (const [name, r] of Object.entries(some)) console.log(formatRow(name, r));
-      if (ONLY.includes("share")) console.log(formatShare(await writeShareRow(sqlite, client, httpTarget)));
+      if (ONLY.includes("share")) console.log(formatShare(WRITES, await writeShareRow(sqlite, client, httpTarget)));
+      if (ONLY.includes("read-share")) console.log(formatShare(READS, await readShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("first")) {
         const first = await firstCalls(sqlite, token, FIRST_CALLS);
         console.log(`first call of a new revision: p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms, max ${(first.at(-1) ?? 0).toFixed(2)} ms`);
@@ -202,6 +217,7 @@ async function main(): Promise<void> {
     const creates = await measure(client, { create: createRow }, { concurrency: CONCURRENCY, msPerRow: 2000 });
     const first = await firstCalls(sqlite, token, FIRST_CALLS);
     const share = await writeShareRow(sqlite, client, httpTarget);
+    const readShare = await readShareRow(sqlite, client, httpTarget);
 
     const labels: Record<string, string> = {
       bare: "bare workerd, trivial module (HTTP)",
@@ -223,7 +239,8 @@ async function main(): Promise<void> {
     console.log(
       `first call of a new revision (${FIRST_CALLS} revisions, over HTTP): p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms, max ${(first.at(-1) ?? 0).toFixed(2)} ms`,
     );
-    console.log(formatShare(share));
+    console.log(formatShare(WRITES, share));
+    console.log(formatShare(READS, readShare));
 
     const ratio = (a: string, b: string) => {
       const x = results[a];
@@ -245,6 +262,7 @@ async function main(): Promise<void> {
     const createCpuMs = (created?.serverUs ?? 0) / 1000;
     // Not a target: how much of its rate a neighbour keeps while one owner floods unmetered writes.
     console.log(`  ${"write-share".padEnd(18)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(5)}   (a neighbour's op calls under one owner's write flood, against alone)`);
+    console.log(`  ${"read-share".padEnd(18)} ${(readShare.flooded.rps / readShare.alone.rps).toFixed(2).padStart(5)}   (the same under one client's flood of ${2 * READ_KIB} KiB source reads)`);
     console.log(`  ${"first-call-p99-ms".padEnd(18)} ${percentile(first, 0.99).toFixed(2).padStart(5)}   target <= 10`);
     console.log(`  ${"create-cpu-ms".padEnd(18)} ${createCpuMs.toFixed(2).padStart(5)}   target <= 1`);
     // Not a target: the two absolute rows move with the machine (2.5× between two sessions' VMs),

@@ -6,54 +6,18 @@ import { UNGATED_WRITES } from "../../src/http/fair-share/install.ts";
 import { ANONYMOUS_CREATES_PER_IP } from "../../src/routes/apps/createApp.ts";
 import { expectError, makeUser, moduleSource, manifestOf } from "../helpers/apps.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { expectOneAtATimeWithRests, recordSpans, type Span } from "../helpers/spans.ts";
 
 // App create and update calls are not metered (spec: rate limits), and one owner writing from
 // many connections used to take Node's thread from everyone: a neighbour's op calls were answered
 // 134 times a second against 1,335 alone under 8 writers (npm run bench, write-share row). Now a
 // principal's unmetered writes run one at a time, each followed by a rest twice its length.
 
-interface Span {
-  who: string;
-  start: number;
-  end: number;
-}
-
-/** Records when each `apps.update` / `apps.create` ran, and for whom (instrumentation, not a mock). */
+/** Records when each `apps.update` / `apps.create` ran, and for whom. */
 function recordWrites(apps: Apps): { spans: Span[]; restore: () => void } {
-  const spans: Span[] = [];
-  const update = apps.update.bind(apps);
-  const create = apps.create.bind(apps);
-  const who = (actor: Parameters<Apps["update"]>[1]) => (actor === null ? "anonymous" : actor.kind === "user" ? actor.userId : actor.kind);
-  const timed = async <T>(actor: Parameters<Apps["update"]>[1], run: () => Promise<T>): Promise<T> => {
-    const start = performance.now();
-    try {
-      return await run();
-    } finally {
-      spans.push({ who: who(actor), start, end: performance.now() });
-    }
-  };
-  apps.update = (id, actor, source, options) => timed(actor, () => update(id, actor, source, options));
-  apps.create = (actor, input) => timed(actor, () => create(actor, input));
-  return {
-    spans,
-    restore: () => {
-      apps.update = update;
-      apps.create = create;
-    },
-  };
-}
-
-/** Each span after the first starts once the one before it ended and its lane rested (2× its length, at most 250 ms). */
-function expectOneAtATimeWithRests(spans: Span[]): void {
-  const sorted = [...spans].sort((a, b) => a.start - b.start);
-  for (let i = 1; i < sorted.length; i++) {
-    const before = sorted[i - 1] as Span;
-    const span = sorted[i] as Span;
-    // The lane times the whole request, which holds the domain call: its rest is at least this
-    // long (1 ms allowed for the two clocks' readings).
-    const rest = Math.min(2 * (before.end - before.start), 250);
-    expect(span.start, `write ${i} of ${sorted.length}`).toBeGreaterThanOrEqual(before.end + rest - 1);
-  }
+  type Actor = Parameters<Apps["update"]>[1];
+  const who = (actor: Actor) => (actor === null ? "anonymous" : actor.kind === "user" ? actor.userId : actor.kind);
+  return recordSpans(apps, { update: (args) => who(args[1] as Actor), create: (args) => who(args[0] as Actor) });
 }
 
 /** A PUT on a socket of its own, sent but for its body's last byte until `finish()`; `status` is its answer's. */

@@ -42,18 +42,35 @@ export const UNGATED_WRITES: ReadonlySet<string> = new Set([
  */
 export const METERED_WHEN_ANONYMOUS: ReadonlySet<string> = new Set(["POST /app"]);
 
+/**
+ * Reads whose answers can be large (an app's source, its UI in the frame, a manifest's schemas:
+ * each up to 256 KiB) and are not metered (spec: app reads are not). One client reading such an
+ * answer from 8 connections held Node's thread ~80 % of the time (a neighbour's op calls kept
+ * 0.18–0.21 of their rate alone), so these take their caller's lane as unmetered writes do.
+ * HEAD of each goes with its GET.
+ */
+export const GATED_READS: ReadonlySet<string> = new Set([
+  "GET /app/:id/source",
+  "GET /app/:id/versions/:revision",
+  "GET /app/:id/frame",
+  "GET /app/:id/describe",
+  "GET /app/:id/agent.json",
+  "GET /apps/:id/source",
+  "GET /api/v1/webhooks/:id/deliveries",
+]);
+
 export interface FairShare {
   lanes: PrincipalLanes;
-  /** Entries of UNGATED_WRITES and METERED_WHEN_ANONYMOUS no route matched: a typo would ungate nothing. */
+  /** Entries of the lists above no route matched: a typo would ungate nothing, or gate nothing. */
   unmatched: () => string[];
 }
 
 /**
- * Puts every unmetered write through its principal's lane (lanes.ts): a signed-in user's
- * requests share one lane whichever token or session they carry; anything else (anonymous, an
- * app's own token, a credential the route will refuse) shares its client address's. The lane is
- * taken before the body is read, so waiting requests cost the body's parse nothing until their
- * turn.
+ * Puts every unmetered write, and the large reads, through its principal's lane (lanes.ts): a
+ * signed-in user's requests share one lane whichever token or session they carry; anything else
+ * (anonymous, an app's own token, a credential the route will refuse) shares its client
+ * address's. The lane is taken before the body is read, so waiting requests cost the body's parse
+ * nothing until their turn.
  */
 export function installFairShare(app: App, ctx: AppContext, lanes = new PrincipalLanes()): FairShare {
   const matched = new Set<string>();
@@ -79,8 +96,10 @@ export function installFairShare(app: App, ctx: AppContext, lanes = new Principa
       if (found) matched.add(`${method} ${route.url}`);
       return found;
     };
-    const writes = (Array.isArray(route.method) ? route.method : [route.method]).filter((method) => WRITES.has(method));
-    const gated = new Set(writes.filter((method) => !listed(UNGATED_WRITES, method)));
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const writes = methods.filter((method) => WRITES.has(method) && !listed(UNGATED_WRITES, method));
+    const reads = methods.filter((method) => (method === "GET" || method === "HEAD") && listed(GATED_READS, "GET"));
+    const gated = new Set([...writes, ...reads]);
     if (gated.size === 0) return;
     const anonymousMetered = new Set([...gated].filter((method) => listed(METERED_WHEN_ANONYMOUS, method)));
     const own = route.onRequest;
@@ -90,7 +109,7 @@ export function installFairShare(app: App, ctx: AppContext, lanes = new Principa
     lanes.close();
     done();
   });
-  return { lanes, unmatched: () => [...UNGATED_WRITES, ...METERED_WHEN_ANONYMOUS].filter((entry) => !matched.has(entry)) };
+  return { lanes, unmatched: () => [...UNGATED_WRITES, ...METERED_WHEN_ANONYMOUS, ...GATED_READS].filter((entry) => !matched.has(entry)) };
 }
 
 /** The lane a request goes through, and whether its caller is anonymous (no credential at all). */
