@@ -58,6 +58,7 @@ describe("hostile: large reads from many connections", () => {
       () => server.client.get(`/app/${id}/frame?t=${query}`),
       () => server.client.get(`/app/${id}/describe`),
       () => server.client.get(`/app/${id}/agent.json`),
+      () => server.client.get("/.well-known/openapi.json"),
     ];
     for (const read of asOwner) {
       const keys = await lanesEntered(async () => expect((await read()).status).toBe(200));

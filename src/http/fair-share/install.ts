@@ -44,7 +44,7 @@ export const METERED_WHEN_ANONYMOUS: ReadonlySet<string> = new Set(["POST /app"]
 
 /**
  * Reads whose answers can be large (an app's source, its UI in the frame, a manifest's schemas:
- * each up to 256 KiB) and are not metered (spec: app reads are not). One client reading such an
+ * each up to 256 KiB; the OpenAPI document) and are not metered (spec: app reads are not). One client reading such an
  * answer from 8 connections held Node's thread ~80 % of the time (a neighbour's op calls kept
  * 0.18–0.21 of their rate alone), so these take their caller's lane as unmetered writes do.
  * HEAD of each goes with its GET.
@@ -57,6 +57,8 @@ export const GATED_READS: ReadonlySet<string> = new Set([
   "GET /app/:id/agent.json",
   "GET /apps/:id/source",
   "GET /api/v1/webhooks/:id/deliveries",
+  // ~200 KiB, the same for everyone: serialized once, but its writes alone kept a neighbour to 0.27.
+  "GET /.well-known/openapi.json",
 ]);
 
 export interface FairShare {
