@@ -49,6 +49,7 @@ import { PgNotifier } from "./store/notify.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
+import { StreamQuota } from "./http/stream-quota.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
 import { GroupCommit, LaggingCommit, StampedCache, type Database, type Store } from "./store/index.ts";
 
@@ -110,6 +111,8 @@ export interface AppContext {
   deliveries: WebhookDelivery;
   /** Live app events (revision, KV data) for `GET /app/{id}/events`. */
   live: LiveEvents;
+  /** Places for open event streams (per process). */
+  streams: StreamQuota;
   /** Render tokens of app pages: minting, rotation, refresh. */
   renderTokens: RenderTokens;
   /** Uploaded assets and their signed URLs. */
@@ -307,6 +310,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     limiter: new RateLimiter(clock),
     apps,
     live,
+    streams: new StreamQuota(),
     renderTokens: new RenderTokens(db, clock, tokens),
     assets,
     feedback: new Feedback(db, clock),

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { SECOND } from "../config/clock.ts";
+import type { StreamQuota } from "./stream-quota.ts";
 import type { App } from "./types.ts";
 
 /** DECISIONS §5: a comment line every 25 s keeps proxies from closing an idle stream. */
@@ -17,6 +18,8 @@ export interface EventStream {
 }
 
 export interface StreamOptions {
+  /** Whose stream it is for the quota: `user:<id>` for a signed-in person, else `address:<ip>`. */
+  holder: string;
   headers?: Record<string, string>;
   /**
    * For a cookie-session stream: checked before each event and ping, in order. Once it says no,
@@ -28,8 +31,10 @@ export interface StreamOptions {
 /**
  * Server-sent event streams of one route family. Hijacked responses are invisible to Fastify,
  * so the family ends its open streams before the server closes. Each stream pings every PING_MS.
+ * A stream takes a place in `quota` before it opens (the refusal is a plain error answer) and
+ * gives it back when it ends.
  */
-export function eventStreams(app: App): (request: FastifyRequest, reply: FastifyReply, options?: StreamOptions) => EventStream {
+export function eventStreams(app: App, quota: StreamQuota): (request: FastifyRequest, reply: FastifyReply, options: StreamOptions) => EventStream {
   const open = new Set<ServerResponse>();
   app.addHook("preClose", (done) => {
     // EventSource reconnects by itself when a stream ends; `retry:` says how soon.
@@ -37,7 +42,8 @@ export function eventStreams(app: App): (request: FastifyRequest, reply: Fastify
     open.clear();
     done();
   });
-  return (request, reply, options = {}) => {
+  return (request, reply, options) => {
+    const release = quota.take(options.holder);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -56,6 +62,7 @@ export function eventStreams(app: App): (request: FastifyRequest, reply: Fastify
     res.on("close", () => {
       clearInterval(timer);
       open.delete(res);
+      release();
     });
     return {
       send: (event, data) => write(() => raw(event, data)),

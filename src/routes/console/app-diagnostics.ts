@@ -22,7 +22,7 @@ const DiagFilter = Type.Object({
  */
 export default function appDiagnostics(app: App, ctx: AppContext): void {
   const { open, page, user, summary } = consoleKit(ctx);
-  const stream = eventStreams(app);
+  const stream = eventStreams(app, ctx.streams);
   // Pages are signed in by the session cookie.
   const authorized = async (o: Opened) => {
     const caller = { ...user(o), via: "session" as const };
@@ -49,7 +49,8 @@ export default function appDiagnostics(app: App, ctx: AppContext): void {
     await authorized(o);
     // A session stream ends when its session does, as GET /app/{id}/events does.
     const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];
-    const events = stream(request, reply, cookie === undefined ? {} : { signedIn: () => stillSignedIn(ctx, cookie) });
+    const holder = `user:${user(o).userId}`;
+    const events = stream(request, reply, cookie === undefined ? { holder } : { holder, signedIn: () => stillSignedIn(ctx, cookie) });
     events.send("hello", {});
     events.onClose(ctx.diag.subscribe(o.app.id, (entry) => events.send("diag", entry)));
     return reply;

@@ -2,7 +2,7 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import type { LiveEvent } from "../../domain/events/live-events.ts";
 import { apiError } from "../../errors/index.ts";
-import { sessionCookieName } from "../../http/auth.ts";
+import { clientIp, sessionCookieName } from "../../http/auth.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
@@ -14,7 +14,7 @@ import { AppIdParams } from "../apps/schemas.ts";
  * cookie-session stream re-checks its session as it goes and ends with `sse_cookie_expired`.
  */
 export default function getEvents(app: App, ctx: AppContext): void {
-  const stream = eventStreams(app);
+  const stream = eventStreams(app, ctx.streams);
 
   app.get(
     "/app/:id/events",
@@ -37,7 +37,9 @@ export default function getEvents(app: App, ctx: AppContext): void {
       const viaSession = principal?.kind === "user" && principal.via === "session" ? cookie : undefined;
 
       // A cookie stream checks its session before each event and ping; token streams skip it.
+      const person = principal?.kind === "user" ? principal.userId : principal?.kind === "render" ? principal.userId : null;
       const events = stream(request, reply, {
+        holder: person === null ? `address:${clientIp(request)}` : `user:${person}`,
         headers: { "Access-Control-Allow-Origin": "*" },
         ...(viaSession === undefined ? {} : { signedIn: () => stillSignedIn(ctx, viaSession) }),
       });

@@ -1,0 +1,63 @@
+import { readFileSync } from "node:fs";
+import { apiError } from "../errors/index.ts";
+
+/** Open event streams one holder (a signed-in person, or else a client address) may keep: a tab each. */
+export const STREAMS_PER_HOLDER = 64;
+/** Open event streams in all, at most: half the process's descriptors, so files and sockets remain. */
+const STREAMS_IN_ALL_MAX = 10_000;
+
+/**
+ * Places for open event streams, per process. A stream is a socket held open for as long as its
+ * client likes (pings keep it alive), and `GET /app/{id}/events` is open to anyone who may view
+ * the app: without a bound, one client opening streams would take every file descriptor, and
+ * then the store, workerd's sockets and every other client would fail. One holder keeps
+ * `perHolder` streams at most (429 `too_many_requests`), and all of them `inAll` (503
+ * `service_busy`), whichever comes first.
+ */
+export class StreamQuota {
+  private readonly held = new Map<string, number>();
+  private open = 0;
+
+  constructor(
+    readonly perHolder = STREAMS_PER_HOLDER,
+    readonly inAll = Math.min(STREAMS_IN_ALL_MAX, Math.floor(openFilesLimit() / 2)),
+  ) {}
+
+  /** Takes a place for one of `holder`'s streams, or throws; the returned function gives it back (once). */
+  take(holder: string): () => void {
+    const mine = this.held.get(holder) ?? 0;
+    if (mine >= this.perHolder) {
+      throw apiError("too_many_requests", `this client has ${mine} event streams open, the most it may; close one before opening another`);
+    }
+    if (this.open >= this.inAll) throw apiError("service_busy", "this instance holds as many event streams as it can; try again shortly");
+    this.held.set(holder, mine + 1);
+    this.open += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.open -= 1;
+      const left = (this.held.get(holder) ?? 1) - 1;
+      if (left === 0) this.held.delete(holder);
+      else this.held.set(holder, left);
+    };
+  }
+
+  /** Streams open now, and how many holders keep them. */
+  get size(): { open: number; holders: number } {
+    return { open: this.open, holders: this.held.size };
+  }
+}
+
+/** The process's soft limit on open files (Linux); 20,000 where it cannot be read. */
+function openFilesLimit(): number {
+  try {
+    const line = readFileSync("/proc/self/limits", "utf8")
+      .split("\n")
+      .find((row) => row.startsWith("Max open files"));
+    const soft = Number(line?.split(/\s{2,}/)[1]);
+    return Number.isFinite(soft) && soft > 0 ? soft : 20_000;
+  } catch {
+    return 20_000;
+  }
+}
