@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { SECOND } from "../config/clock.ts";
+import { apiError } from "../errors/index.ts";
 import type { StreamQuota } from "./stream-quota.ts";
 import type { App } from "./types.ts";
 
@@ -43,6 +44,9 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
     done();
   });
   return (request, reply, options) => {
+    // A client that left while its request was checked has had its 'close' already: a stream
+    // opened now would keep its place, its ping timer and its entry in `open` for ever.
+    if (request.raw.socket.destroyed) throw apiError("invalid_request", "the client closed the connection before its stream opened");
     const release = quota.take(options.holder);
     reply.hijack();
     const res = reply.raw;

@@ -1,5 +1,6 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Apps } from "../../src/domain/apps/apps.ts";
 import { STREAMS_PER_HOLDER } from "../../src/http/stream-quota.ts";
 import { makeUser } from "../helpers/apps.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -68,6 +69,40 @@ describe("hostile: event streams held open", () => {
 
     for (const socket of sockets) socket.destroy();
     await expect.poll(() => server.ctx.streams.size).toEqual({ open: 0, holders: 0 });
+  });
+
+  it("a client that leaves while its stream is being checked takes no place and leaves nothing behind", async () => {
+    const { id } = (await server.client.post("/app", { module: APP })).body as { id: string };
+    // The app's read waits until the server has seen the client go: the moment a real client may pick.
+    const apps = server.ctx.apps;
+    const load = apps.load.bind(apps);
+    let serverSide: Socket | null = null;
+    server.http.server.once("connection", (socket: Socket) => (serverSide = socket));
+    let checked: Promise<unknown> | null = null;
+    let reached: () => void = () => undefined;
+    const checking = new Promise<void>((resolve) => (reached = resolve));
+    let left: () => void = () => undefined;
+    const gone = new Promise<void>((resolve) => (left = resolve));
+    apps.load = (...args) => {
+      reached();
+      checked = gone.then(() => load(...args));
+      return checked as ReturnType<Apps["load"]>;
+    };
+    try {
+      const stream = openStream(server, `/app/${id}/events`);
+      stream.answer.catch(() => undefined);
+      await checking;
+      const closed = new Promise((resolve) => serverSide?.once("close", resolve));
+      stream.socket.destroy();
+      await closed;
+      left();
+      await checked;
+      // The handler goes on in the same turn as the read's answer; one more turn and it is done.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(server.ctx.streams.size.open).toBe(0);
+    } finally {
+      apps.load = load;
+    }
   });
 
   it("a stream refused by the app's access takes no place", async () => {
