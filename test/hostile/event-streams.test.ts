@@ -1,6 +1,5 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Apps } from "../../src/domain/apps/apps.ts";
 import { STREAMS_PER_HOLDER } from "../../src/http/stream-quota.ts";
 import { makeUser } from "../helpers/apps.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -78,15 +77,16 @@ describe("hostile: event streams held open", () => {
     const load = apps.load.bind(apps);
     let serverSide: Socket | null = null;
     server.http.server.once("connection", (socket: Socket) => (serverSide = socket));
-    let checked: Promise<unknown> | null = null;
+    const checks: Promise<unknown>[] = [];
     let reached: () => void = () => undefined;
     const checking = new Promise<void>((resolve) => (reached = resolve));
     let left: () => void = () => undefined;
     const gone = new Promise<void>((resolve) => (left = resolve));
     apps.load = (...args) => {
       reached();
-      checked = gone.then(() => load(...args));
-      return checked as ReturnType<Apps["load"]>;
+      const check = gone.then(() => load(...args));
+      checks.push(check);
+      return check;
     };
     try {
       const stream = openStream(server, `/app/${id}/events`);
@@ -96,7 +96,7 @@ describe("hostile: event streams held open", () => {
       stream.socket.destroy();
       await closed;
       left();
-      await checked;
+      await Promise.all(checks);
       // The handler goes on in the same turn as the read's answer; one more turn and it is done.
       await new Promise((resolve) => setImmediate(resolve));
       expect(server.ctx.streams.size.open).toBe(0);
