@@ -137,9 +137,9 @@ async function writeShareRow(b: Brickyard, client: LoadClient, neighbour: Target
 /** The same while an anonymous app's own token reads its source (a module and UI of READ_KIB KiB each) from FLOODERS connections. */
 async function readShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<FloodShare> {
   const padding = `\n// ${"x".repeat(READ_KIB * 1024)}`;
-  const created = await request(`${b.url}/app`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ module: trivialApp("bench-reader") + padding, ui: padding }) });
-  const { id, token } = (await created.body.json()) as { id: string; token: string };
-  if (created.statusCode !== 201) throw new Error(`POST /app answered ${created.statusCode}`);
+  const created = await call(`${b.url}/app`, "POST", null, { module: trivialApp("bench-reader") + padding, ui: padding });
+  if (created.status !== 201) throw new Error(`creating the read-share app answered ${created.status}: ${JSON.stringify(created.json)}`);
+  const { id, token } = created.json as { id: string; token: string };
   return floodShare(client, neighbour, [{ url: `${b.url}/app/${id}/source`, headers: { authorization: `Bearer ${token}` } }], { connections: FLOODERS, msPerRow: SECONDS * 1000 });
 }
 

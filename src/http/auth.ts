@@ -111,3 +111,11 @@ export function clearSessionCookie(ctx: AppContext, reply: FastifyReply): void {
 export function clientIp(request: FastifyRequest): string {
   return request.ip;
 }
+
+/**
+ * Whose share a request counts against, where shares are kept per caller (write lanes, open
+ * event streams): the signed-in person's when there is one, else the client address's.
+ */
+export function shareKey(request: FastifyRequest, userId: string | null): string {
+  return userId === null ? `address:${clientIp(request)}` : `user:${userId}`;
+}

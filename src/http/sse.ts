@@ -19,7 +19,7 @@ export interface EventStream {
 }
 
 export interface StreamOptions {
-  /** Whose stream it is for the quota: `user:<id>` for a signed-in person, else `address:<ip>`. */
+  /** Whose stream it is for the quota (`shareKey`). */
   holder: string;
   headers?: Record<string, string>;
   /**

@@ -32,7 +32,7 @@ export class RenderTokens {
   }
 
   mintQuery(appId: string, userId: string | null): Promise<IssuedToken> {
-    const mint = () => this.tokens.issue("render", { appId, userId, name: QUERY, ttlMs: QUERY_TOKEN_TTL_MS });
+    const mint = () => this.issue(QUERY, appId, userId);
     return userId === null ? this.visitors.get(QUERY, appId, mint) : mint();
   }
 
@@ -42,7 +42,7 @@ export class RenderTokens {
    * Anonymous visitors get the app's shared frame token: nothing tells one browser from another.
    */
   async mintFrame(appId: string, userId: string | null): Promise<IssuedToken> {
-    if (userId === null) return this.visitors.get(FRAME, appId, () => this.tokens.issue("render", { appId, userId, name: FRAME, ttlMs: RENDER_TOKEN_TTL_MS }));
+    if (userId === null) return this.visitors.get(FRAME, appId, () => this.issue(FRAME, appId, null));
     return this.db.transaction().execute(async (trx) => {
       const graceEnd = this.clock.now() + ROTATION_GRACE_MS;
       await trx
@@ -54,7 +54,7 @@ export class RenderTokens {
         .where("user_id", "=", userId)
         .where("expires_at", ">", graceEnd)
         .execute();
-      return this.tokens.issue("render", { appId, userId, name: FRAME, ttlMs: RENDER_TOKEN_TTL_MS }, trx);
+      return this.issue(FRAME, appId, userId, trx);
     });
   }
 
@@ -70,8 +70,14 @@ export class RenderTokens {
     return this.db.transaction().execute(async (trx) => {
       const graceEnd = this.clock.now() + ROTATION_GRACE_MS;
       await trx.updateTable("tokens").set({ expires_at: graceEnd }).where("id", "=", presented.tokenId).where("expires_at", ">", graceEnd).execute();
-      return this.tokens.issue("render", { appId: presented.appId, userId: presented.userId, name: FRAME, ttlMs: RENDER_TOKEN_TTL_MS }, trx);
+      return this.issue(FRAME, presented.appId, presented.userId, trx);
     });
+  }
+
+  /** A new render token of `form` (query: about a day; frame: 7 days), in `db`'s transaction when given. */
+  private issue(form: typeof QUERY | typeof FRAME, appId: string, userId: string | null, db?: Kysely<Database>): Promise<IssuedToken> {
+    const ttlMs = form === QUERY ? QUERY_TOKEN_TTL_MS : RENDER_TOKEN_TTL_MS;
+    return this.tokens.issue("render", { appId, userId, name: form, ttlMs }, db);
   }
 
   /** Drops render tokens that expired more than a day ago (they only answer `token_expired`). */

@@ -1,7 +1,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { apiError } from "../../errors/index.ts";
-import { clientIp, principalOf } from "../auth.ts";
+import { principalOf, shareKey } from "../auth.ts";
 import type { App } from "../types.ts";
 import { NotAdmitted, PrincipalLanes } from "./lanes.ts";
 
@@ -116,13 +116,12 @@ export function installFairShare(app: App, ctx: AppContext, lanes = new Principa
 
 /** The lane a request goes through, and whether its caller is anonymous (no credential at all). */
 async function laneOf(ctx: AppContext, request: FastifyRequest): Promise<{ key: string; anonymous: boolean }> {
-  const address = `address:${clientIp(request)}`;
   try {
     const principal = await principalOf(ctx, request);
-    if (principal === null) return { key: address, anonymous: true };
-    if (principal.kind === "user") return { key: `user:${principal.userId}`, anonymous: false };
+    if (principal === null) return { key: shareKey(request, null), anonymous: true };
+    if (principal.kind === "user") return { key: shareKey(request, principal.userId), anonymous: false };
   } catch {
     // A bad credential: the route answers its 401 from the same resolution.
   }
-  return { key: address, anonymous: false };
+  return { key: shareKey(request, null), anonymous: false };
 }

@@ -3,7 +3,7 @@ import { DAY } from "../../config/clock.ts";
 import type { AppContext } from "../../context.ts";
 import { authorizeActivity, authorizeDiag } from "../../domain/diagnostics/access.ts";
 import { ACTIVITY_KINDS } from "../../domain/diagnostics/activity.ts";
-import { sessionCookieName } from "../../http/auth.ts";
+import { sessionCookieName, shareKey } from "../../http/auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
 import { activityFilter, callsChart, DIAG_LIVE_SCRIPT, diagnosticsTab } from "../../web/pages/console/tabs.ts";
@@ -49,7 +49,7 @@ export default function appDiagnostics(app: App, ctx: AppContext): void {
     await authorized(o);
     // A session stream ends when its session does, as GET /app/{id}/events does.
     const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];
-    const holder = `user:${user(o).userId}`;
+    const holder = shareKey(request, user(o).userId);
     const events = stream(request, reply, cookie === undefined ? { holder } : { holder, signedIn: () => stillSignedIn(ctx, cookie) });
     events.send("hello", {});
     events.onClose(ctx.diag.subscribe(o.app.id, (entry) => events.send("diag", entry)));

@@ -2,7 +2,7 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
 import type { LiveEvent } from "../../domain/events/live-events.ts";
 import { apiError } from "../../errors/index.ts";
-import { clientIp, sessionCookieName } from "../../http/auth.ts";
+import { sessionCookieName, shareKey } from "../../http/auth.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
@@ -37,9 +37,9 @@ export default function getEvents(app: App, ctx: AppContext): void {
       const viaSession = principal?.kind === "user" && principal.via === "session" ? cookie : undefined;
 
       // A cookie stream checks its session before each event and ping; token streams skip it.
-      const person = principal?.kind === "user" ? principal.userId : principal?.kind === "render" ? principal.userId : null;
+      const person = principal?.kind === "user" || principal?.kind === "render" ? principal.userId : null;
       const events = stream(request, reply, {
-        holder: person === null ? `address:${clientIp(request)}` : `user:${person}`,
+        holder: shareKey(request, person),
         headers: { "Access-Control-Allow-Origin": "*" },
         ...(viaSession === undefined ? {} : { signedIn: () => stillSignedIn(ctx, viaSession) }),
       });
