@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
-import { bareFastify, bareWorkerd, brickyard, loaderCeiling, staticCeiling, type Brickyard } from "./lib/servers.ts";
+import { bareFastify, bareWorkerd, brickyard, freshIsolates, loaderCeiling, staticCeiling, type Brickyard } from "./lib/servers.ts";
 import { floodShare, type FloodShare } from "./lib/flood-share.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -106,20 +106,34 @@ async function throwawayDatabase(): Promise<{ url: string; drop: () => Promise<v
   };
 }
 
-/** Times the first op call of each of `count` new revisions, as an agent's edit-then-call does. */
-async function firstCalls(b: Brickyard, token: string, count: number): Promise<number[]> {
+/**
+ * Times the first op call of each of `count` new revisions, as an agent's edit-then-call does, and
+ * in turn with each the floor under it: workerd alone building a fresh isolate for a call
+ * (servers.ts, freshIsolates), so that both see the machine as it is at that moment.
+ */
+async function firstCalls(b: Brickyard, token: string, fresh: { url: string }, count: number): Promise<{ first: number[]; floor: number[] }> {
   const appId = await createApp(b, token, trivialApp("bench-first"));
-  const times: number[] = [];
+  const first: number[] = [];
+  const floor: number[] = [];
   for (let revision = 2; revision <= count + 1; revision++) {
     const put = await call(`${b.url}/app/${appId}`, "PUT", token, { module: trivialApp("bench-first").replace("value: 1", `value: ${revision}`) });
     if (put.status !== 200) throw new Error(`PUT answered ${put.status}: ${JSON.stringify(put.json)}`);
-    const start = performance.now();
-    const first = await call(`${b.url}/app/${appId}/api/op`, "POST", token, {});
-    times.push(performance.now() - start);
-    if (first.json.value !== revision) throw new Error(`the first call after revision ${revision} answered ${JSON.stringify(first.json)}`);
+    first.push(await timedFirstCall(`${b.url}/app/${appId}/api/op`, token, revision));
+    floor.push(await timedFirstCall(`${fresh.url}/app/x/api/op?revision=${revision}`, null, revision));
   }
-  return times.sort((a, b) => a - b);
+  return { first: first.sort((x, y) => x - y), floor: floor.sort((x, y) => x - y) };
 }
+
+async function timedFirstCall(url: string, token: string | null, revision: number): Promise<number> {
+  const start = performance.now();
+  const answer = await call(url, "POST", token, {});
+  const ms = performance.now() - start;
+  if (answer.json.value !== revision) throw new Error(`the first call of revision ${revision} at ${url} answered ${JSON.stringify(answer.json)}`);
+  return ms;
+}
+
+const formatTimes = (times: readonly number[]): string =>
+  `p50 ${percentile(times, 0.5).toFixed(2)} ms, p99 ${percentile(times, 0.99).toFixed(2)} ms, max ${(times.at(-1) ?? 0).toFixed(2)} ms`;
 
 /** A neighbour's op calls alone and while another owner writes an app's source from FLOODERS connections. */
 async function writeShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<FloodShare> {
@@ -159,6 +173,7 @@ async function main(): Promise<void> {
   const bare = await bareWorkerd(dir, trivialApp("bench-bare"));
   const ceiling = await loaderCeiling(dir, trivialApp("bench-ceiling"));
   const preset = await staticCeiling(dir, trivialApp("bench-static"));
+  const fresh = await freshIsolates(dir, trivialApp("bench-fresh"));
   const fastify = await bareFastify();
   const sqlite = await brickyard(join(dir, "sqlite"), null);
   const postgres = database === null ? null : await brickyard(join(dir, "postgres"), database.url);
@@ -208,14 +223,14 @@ async function main(): Promise<void> {
       if (ONLY.includes("share")) console.log(formatShare(WRITES, await writeShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("read-share")) console.log(formatShare(READS, await readShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("first")) {
-        const first = await firstCalls(sqlite, token, FIRST_CALLS);
-        console.log(`first call of a new revision: p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms, max ${(first.at(-1) ?? 0).toFixed(2)} ms`);
+        const { first, floor } = await firstCalls(sqlite, token, fresh, FIRST_CALLS);
+        console.log(`first call of a new revision: ${formatTimes(first)}; workerd alone, a fresh isolate: ${formatTimes(floor)}`);
       }
       return;
     }
     const results: Record<string, Result> = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
     const creates = await measure(client, { create: createRow }, { concurrency: CONCURRENCY, msPerRow: 2000 });
-    const first = await firstCalls(sqlite, token, FIRST_CALLS);
+    const { first, floor } = await firstCalls(sqlite, token, fresh, FIRST_CALLS);
     const share = await writeShareRow(sqlite, client, httpTarget);
     const readShare = await readShareRow(sqlite, client, httpTarget);
 
@@ -236,9 +251,8 @@ async function main(): Promise<void> {
     for (const [name, r] of Object.entries(results)) console.log(formatRow(labels[name] ?? name, r));
     const created = creates.create;
     console.log(formatRow(`anonymous create, ${CREATE_MODULE_BYTES / 1024} KiB module`, created));
-    console.log(
-      `first call of a new revision (${FIRST_CALLS} revisions, over HTTP): p50 ${percentile(first, 0.5).toFixed(2)} ms, p99 ${percentile(first, 0.99).toFixed(2)} ms, max ${(first.at(-1) ?? 0).toFixed(2)} ms`,
-    );
+    console.log(`first call of a new revision (${FIRST_CALLS} revisions, over HTTP): ${formatTimes(first)}`);
+    console.log(`workerd alone building a fresh isolate per call, in turn with those: ${formatTimes(floor)}`);
     console.log(formatShare(WRITES, share));
     console.log(formatShare(READS, readShare));
 
@@ -264,6 +278,9 @@ async function main(): Promise<void> {
     console.log(`  ${"write-share".padEnd(18)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(5)}   (a neighbour's op calls under one owner's write flood, against alone)`);
     console.log(`  ${"read-share".padEnd(18)} ${(readShare.flooded.rps / readShare.alone.rps).toFixed(2).padStart(5)}   (the same under one client's flood of ${2 * READ_KIB} KiB source reads)`);
     console.log(`  ${"first-call-p99-ms".padEnd(18)} ${percentile(first, 0.99).toFixed(2).padStart(5)}   target <= 10`);
+    // Not a target: what workerd alone takes to build a new isolate and call it, the floor under
+    // any design that runs a new revision in an isolate of its own.
+    console.log(`  ${"fresh-isolate-p99".padEnd(18)} ${percentile(floor, 0.99).toFixed(2).padStart(5)}   (the floor: workerd alone, a fresh isolate per call; first-call p50 ${percentile(first, 0.5).toFixed(2)} against ${percentile(floor, 0.5).toFixed(2)})`);
     console.log(`  ${"create-cpu-ms".padEnd(18)} ${createCpuMs.toFixed(2).padStart(5)}   target <= 1`);
     // Not a target: the two absolute rows move with the machine (2.5× between two sessions' VMs),
     // so this puts create's CPU in units of a bare Fastify request's, measured in the same run.
@@ -278,6 +295,7 @@ async function main(): Promise<void> {
     bare.stop();
     ceiling.stop();
     preset.stop();
+    fresh.stop();
     await fastify.stop();
     await sqlite.stop();
     await postgres?.stop();

@@ -72,10 +72,29 @@ export class Run extends WorkerEntrypoint {
 
 /** workerd serving `module` from a loader isolate behind a front worker (see CEILING_FRONT). */
 export function loaderCeiling(dir: string, module: string): Promise<{ url: string; pid: number; stop: () => void }> {
-  return serveFront(dir, "ceiling", { front: CEILING_FRONT, entry: CEILING_ENTRY, app: module }, (file) => `
+  return serveFront(dir, "ceiling", { front: CEILING_FRONT, entry: CEILING_ENTRY, app: module }, loaderService, ["--experimental"]);
+}
+
+/** The "main" service of a front that reaches the app through a Worker Loader. */
+const loaderService = (file: (key: string) => string): string => `
     (name = "main", worker = (
       modules = [(name = "front.js", esModule = embed "${file("front")}")], compatibilityDate = "2025-09-01", compatibilityFlags = ["experimental"],
-      bindings = [ (name = "LOADER", workerLoader = ()), (name = "ENTRY", text = embed "${file("entry")}"), (name = "APP", text = embed "${file("app")}") ] ))`, ["--experimental"]);
+      bindings = [ (name = "LOADER", workerLoader = ()), (name = "ENTRY", text = embed "${file("entry")}"), (name = "APP", text = embed "${file("app")}") ] ))`;
+
+// The floor under a new revision's first call: the same front, but each call names a revision
+// the loader has not built (`?revision=N`, its module differing as an edit's does), so workerd
+// builds a fresh isolate for it, as a new revision's first call must. Almost all of it is V8
+// making the isolate and its global scope (perf: Isolate::New and Context::New).
+const FRESH_FRONT = `export default { async fetch(request, env) {
+  const revision = new URL(request.url).searchParams.get("revision");
+  const worker = env.LOADER.get("app:" + revision, () => ({ compatibilityDate: "2025-09-01", mainModule: "entry.js", modules: { "entry.js": env.ENTRY, "app.js": env.APP.replace("value: 1", "value: " + revision) } }));
+  const body = await worker.getEntrypoint("Run").run(request.method, request.url, await request.text());
+  return new Response(body, { headers: { "content-type": "application/json" } });
+} };`;
+
+/** workerd building a fresh loader isolate of `module` for each `?revision=N` it has not seen (see FRESH_FRONT). */
+export function freshIsolates(dir: string, module: string): Promise<{ url: string; pid: number; stop: () => void }> {
+  return serveFront(dir, "fresh", { front: FRESH_FRONT, entry: CEILING_ENTRY, app: module }, loaderService, ["--experimental"]);
 }
 
 // The same ceiling with the app configured ahead of time: a Worker of its own in workerd's config,
