@@ -1,5 +1,6 @@
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import { apiError } from "../errors/index.ts";
+import type { FastifySchema } from "fastify";
 import type { App } from "./types.ts";
 
 const METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -14,7 +15,8 @@ export function installNotFound(app: App): RouteList {
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
-      routes.push({ method, url: route.url });
+      // Read when asked: hooks added later (the error envelope's responses) still change it.
+      routes.push({ method, url: route.url, schema: () => route.schema });
       if (METHODS.includes(method as HTTPMethod) && shadow.find(method as HTTPMethod, route.url) === null) {
         shadow.on(method as HTTPMethod, route.url, () => undefined);
       }
@@ -31,5 +33,5 @@ export function installNotFound(app: App): RouteList {
   return routes;
 }
 
-/** Every method and path registered, in registration order (tests check the OpenAPI against it). */
-export type RouteList = { method: string; url: string }[];
+/** Every method and path registered, in registration order (tests check the OpenAPI and the schemas against it). */
+export type RouteList = { method: string; url: string; schema: () => FastifySchema | undefined }[];

@@ -17,6 +17,7 @@ import { ErrorEnvelope, errorResponses } from "./schemas.ts";
 import type { App } from "./types.ts";
 import { installForwarded } from "./proxy.ts";
 import { validatorCompiler } from "./validation.ts";
+import { lazySerializers, lazyValidators } from "./lazy-schemas.ts";
 
 // Above every per-field cap (module and ui are 256 KiB each), so requests fail with the precise
 // kind (`module_too_large`) rather than a generic 413; routes with smaller caps set their own.
@@ -45,9 +46,11 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
+    // Each route's schemas compile on first use (lazy-schemas.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setValidatorCompiler(validatorCompiler());
+  app.setValidatorCompiler(lazyValidators(validatorCompiler()));
   installRequestLog(app, ctx.log);
   installErrorHandler(app);
   const routes = installNotFound(app);
