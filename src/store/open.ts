@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogConfig } from "kysely";
+import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type LogConfig } from "kysely";
 import pg from "pg";
 import type { Dialect } from "./dialect.ts";
 import { migrationProvider } from "./migrations/index.ts";
@@ -62,7 +62,7 @@ export function openStore(options: StoreOptions): Store {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   const watch = new WriteWatch(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, watch) }), ...(options.log === undefined ? {} : { log: options.log }) });
+  const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(sqlite, watch) }), ...(options.log === undefined ? {} : { log: options.log }) });
   return {
     db,
     dialect: "sqlite",
@@ -72,6 +72,24 @@ export function openStore(options: StoreOptions): Store {
       watch.close();
     },
   };
+}
+
+/**
+ * SQLite runs DDL inside transactions, but Kysely's SQLite adapter says it cannot, so its migrator
+ * ran each statement on its own: a migration that failed half way (a full disk, a crash) left its
+ * first tables in place and itself unrecorded, and every later start failed on "already exists".
+ * Saying so makes the migrator run all pending migrations in one transaction, as on PostgreSQL:
+ * all of them or none. It is also one commit instead of one per statement (a new database's 117).
+ * No migration may rely on what SQLite ignores inside a transaction (`PRAGMA foreign_keys`).
+ */
+class TransactionalDdlSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new (class extends SqliteAdapter {
+      override get supportsTransactionalDdl(): boolean {
+        return true;
+      }
+    })();
+  }
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */
