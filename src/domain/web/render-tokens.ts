@@ -9,6 +9,15 @@ export const RENDER_TOKEN_TTL_MS = 7 * DAY;
 export const ROTATION_GRACE_MS = 15 * MINUTE;
 /** The query render token carried in the frame's URL: about 24 hours. */
 export const QUERY_TOKEN_TTL_MS = DAY;
+/**
+ * Of one person's render tokens of one form for one app, the newest this many are kept: each
+ * render deletes the rest. Otherwise a person's renders piled up rows for their lifetime and the
+ * day the sweep waits (signed-in renders are not metered and sign-up is open: one account loading
+ * one frame ~135 times a second wrote that many rows a second). Sixteen pages of one app opened
+ * within a day is more than a person keeps open; past that, the oldest page's next call or frame
+ * reload is refused and asks for a reload.
+ */
+export const RENDER_TOKENS_KEPT = 16;
 
 // The token row's `name` tells the two render-token forms apart; both authenticate alike.
 const FRAME = "frame";
@@ -32,8 +41,8 @@ export class RenderTokens {
   }
 
   mintQuery(appId: string, userId: string | null): Promise<IssuedToken> {
-    const mint = () => this.issue(QUERY, appId, userId);
-    return userId === null ? this.visitors.get(QUERY, appId, mint) : mint();
+    if (userId === null) return this.visitors.get(QUERY, appId, () => this.issue(QUERY, appId, null));
+    return this.db.transaction().execute((trx) => this.issueKeepingNewest(QUERY, appId, userId, trx));
   }
 
   /**
@@ -43,19 +52,17 @@ export class RenderTokens {
    */
   async mintFrame(appId: string, userId: string | null): Promise<IssuedToken> {
     if (userId === null) return this.visitors.get(FRAME, appId, () => this.issue(FRAME, appId, null));
-    return this.db.transaction().execute(async (trx) => {
-      const graceEnd = this.clock.now() + ROTATION_GRACE_MS;
-      await trx
+    return this.rotateFrame(appId, userId, (trx, graceEnd) =>
+      trx
         .updateTable("tokens")
         .set({ expires_at: graceEnd })
-        .where("kind", "=", "render")
-        .where("name", "=", FRAME)
         .where("app_id", "=", appId)
         .where("user_id", "=", userId)
+        .where("kind", "=", "render")
+        .where("name", "=", FRAME)
         .where("expires_at", ">", graceEnd)
-        .execute();
-      return this.issue(FRAME, appId, userId, trx);
-    });
+        .execute(),
+    );
   }
 
   /**
@@ -66,12 +73,26 @@ export class RenderTokens {
    * without a token lacks.
    */
   async refresh(presented: { tokenId: string; appId: string; userId: string | null }): Promise<IssuedToken> {
-    if (presented.userId === null) return this.mintFrame(presented.appId, null);
+    const { tokenId, appId, userId } = presented;
+    if (userId === null) return this.mintFrame(appId, null);
+    return this.rotateFrame(appId, userId, (trx, graceEnd) =>
+      trx.updateTable("tokens").set({ expires_at: graceEnd }).where("id", "=", tokenId).where("expires_at", ">", graceEnd).execute(),
+    );
+  }
+
+  /** In one transaction: `cutShort` gives the tokens it replaces the grace, then a new frame token. */
+  private rotateFrame(appId: string, userId: string, cutShort: (trx: Kysely<Database>, graceEnd: number) => Promise<unknown>): Promise<IssuedToken> {
     return this.db.transaction().execute(async (trx) => {
-      const graceEnd = this.clock.now() + ROTATION_GRACE_MS;
-      await trx.updateTable("tokens").set({ expires_at: graceEnd }).where("id", "=", presented.tokenId).where("expires_at", ">", graceEnd).execute();
-      return this.issue(FRAME, presented.appId, presented.userId, trx);
+      await cutShort(trx, this.clock.now() + ROTATION_GRACE_MS);
+      return this.issueKeepingNewest(FRAME, appId, userId, trx);
     });
+  }
+
+  /** A person's new token, and of theirs of that form for that app only the newest RENDER_TOKENS_KEPT left. */
+  private async issueKeepingNewest(form: typeof QUERY | typeof FRAME, appId: string, userId: string, trx: Kysely<Database>): Promise<IssuedToken> {
+    const issued = await this.issue(form, appId, userId, trx);
+    await trimOlder(trx, form, appId, userId);
+    return issued;
   }
 
   /** A new render token of `form` (query: about a day; frame: 7 days), in `db`'s transaction when given. */
@@ -89,4 +110,26 @@ export class RenderTokens {
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+/** Deletes `userId`'s render tokens of `form` for `appId` past the newest RENDER_TOKENS_KEPT (index tokens_render_holder). */
+async function trimOlder(trx: Kysely<Database>, form: typeof QUERY | typeof FRAME, appId: string, userId: string): Promise<void> {
+  const newest = trx
+    .selectFrom("tokens")
+    .select("id")
+    .where("app_id", "=", appId)
+    .where("user_id", "=", userId)
+    .where("kind", "=", "render")
+    .where("name", "=", form)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(RENDER_TOKENS_KEPT);
+  await trx
+    .deleteFrom("tokens")
+    .where("app_id", "=", appId)
+    .where("user_id", "=", userId)
+    .where("kind", "=", "render")
+    .where("name", "=", form)
+    .where("id", "not in", newest)
+    .execute();
 }

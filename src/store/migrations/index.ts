@@ -23,6 +23,7 @@ import * as m020 from "./020-data-versions.ts";
 import * as m021 from "./021-kv-set-function.ts";
 import * as m022 from "./022-token-epoch.ts";
 import * as m023 from "./023-kv-set-many.ts";
+import * as m024 from "./024-render-token-holders.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -54,6 +55,7 @@ const steps: Record<string, Step> = {
   "021-kv-set-function": m021,
   "022-token-epoch": m022,
   "023-kv-set-many": m023,
+  "024-render-token-holders": m024,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
