@@ -1,6 +1,6 @@
+import type { FastifySchema } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import { apiError } from "../errors/index.ts";
-import type { FastifySchema } from "fastify";
 import type { App } from "./types.ts";
 
 const METHODS: HTTPMethod[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
