@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import type { Database } from "../../store/index.ts";
 import type { IssuedToken, Tokens } from "../tokens/tokens.ts";
@@ -22,6 +22,11 @@ export const RENDER_TOKENS_KEPT = 16;
 // The token row's `name` tells the two render-token forms apart; both authenticate alike.
 const FRAME = "frame";
 const QUERY = "query";
+type Form = typeof QUERY | typeof FRAME;
+
+/** One person's render tokens of one form for one app (index tokens_render_holder). */
+const heldBy = (appId: string, userId: string, form: Form) => (eb: ExpressionBuilder<Database, "tokens">) =>
+  eb.and({ app_id: appId, user_id: userId, kind: "render", name: form });
 
 /**
  * Render tokens (spec Authentication; DECISIONS §5): `svc_render_…` bound to one app and acting for
@@ -53,15 +58,7 @@ export class RenderTokens {
   async mintFrame(appId: string, userId: string | null): Promise<IssuedToken> {
     if (userId === null) return this.visitors.get(FRAME, appId, () => this.issue(FRAME, appId, null));
     return this.rotateFrame(appId, userId, (trx, graceEnd) =>
-      trx
-        .updateTable("tokens")
-        .set({ expires_at: graceEnd })
-        .where("app_id", "=", appId)
-        .where("user_id", "=", userId)
-        .where("kind", "=", "render")
-        .where("name", "=", FRAME)
-        .where("expires_at", ">", graceEnd)
-        .execute(),
+      trx.updateTable("tokens").set({ expires_at: graceEnd }).where(heldBy(appId, userId, FRAME)).where("expires_at", ">", graceEnd).execute(),
     );
   }
 
@@ -89,14 +86,14 @@ export class RenderTokens {
   }
 
   /** A person's new token, and of theirs of that form for that app only the newest RENDER_TOKENS_KEPT left. */
-  private async issueKeepingNewest(form: typeof QUERY | typeof FRAME, appId: string, userId: string, trx: Kysely<Database>): Promise<IssuedToken> {
+  private async issueKeepingNewest(form: Form, appId: string, userId: string, trx: Kysely<Database>): Promise<IssuedToken> {
     const issued = await this.issue(form, appId, userId, trx);
     await trimOlder(trx, form, appId, userId);
     return issued;
   }
 
   /** A new render token of `form` (query: about a day; frame: 7 days), in `db`'s transaction when given. */
-  private issue(form: typeof QUERY | typeof FRAME, appId: string, userId: string | null, db?: Kysely<Database>): Promise<IssuedToken> {
+  private issue(form: Form, appId: string, userId: string | null, db?: Kysely<Database>): Promise<IssuedToken> {
     const ttlMs = form === QUERY ? QUERY_TOKEN_TTL_MS : RENDER_TOKEN_TTL_MS;
     return this.tokens.issue("render", { appId, userId, name: form, ttlMs }, db);
   }
@@ -113,23 +110,8 @@ export class RenderTokens {
 }
 
 /** Deletes `userId`'s render tokens of `form` for `appId` past the newest RENDER_TOKENS_KEPT (index tokens_render_holder). */
-async function trimOlder(trx: Kysely<Database>, form: typeof QUERY | typeof FRAME, appId: string, userId: string): Promise<void> {
-  const newest = trx
-    .selectFrom("tokens")
-    .select("id")
-    .where("app_id", "=", appId)
-    .where("user_id", "=", userId)
-    .where("kind", "=", "render")
-    .where("name", "=", form)
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(RENDER_TOKENS_KEPT);
-  await trx
-    .deleteFrom("tokens")
-    .where("app_id", "=", appId)
-    .where("user_id", "=", userId)
-    .where("kind", "=", "render")
-    .where("name", "=", form)
-    .where("id", "not in", newest)
-    .execute();
+async function trimOlder(trx: Kysely<Database>, form: Form, appId: string, userId: string): Promise<void> {
+  const holder = heldBy(appId, userId, form);
+  const newest = trx.selectFrom("tokens").select("id").where(holder).orderBy("created_at", "desc").orderBy("id", "desc").limit(RENDER_TOKENS_KEPT);
+  await trx.deleteFrom("tokens").where(holder).where("id", "not in", newest).execute();
 }
