@@ -311,7 +311,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     apps,
     live,
     streams: new StreamQuota(),
-    renderTokens: new RenderTokens(db, clock, tokens),
+    renderTokens: new RenderTokens(db, deps.store.dialect, clock, tokens),
     assets,
     feedback: new Feedback(db, clock),
     feedbackReplies: new FeedbackReplies(db, mailer),

@@ -65,3 +65,14 @@ export async function bumpUsageRow(trx: Kysely<Database>, appId: string, bytes?:
     .executeTakeFirstOrThrow();
   return Number(row.data_version);
 }
+
+/**
+ * Serialises the transactions that name the same `key` until each ends. PostgreSQL takes a
+ * transaction-scoped advisory lock on the key's 64-bit hash (two keys that share a hash only wait
+ * for each other); SQLite needs nothing, its one connection already runs writes one at a time.
+ * Take it first in the transaction, before any row lock, so no cycle can form through it.
+ */
+export async function lockKey(trx: Kysely<Database>, dialect: Dialect, key: string): Promise<void> {
+  if (dialect === "sqlite") return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+}

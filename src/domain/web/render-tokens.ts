@@ -1,6 +1,8 @@
 import type { ExpressionBuilder, Kysely } from "kysely";
 import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
+import type { Dialect } from "../../store/dialect.ts";
 import type { Database } from "../../store/index.ts";
+import { lockKey } from "../../store/locks.ts";
 import type { IssuedToken, Tokens } from "../tokens/tokens.ts";
 import { VisitorTokens } from "./visitor-tokens.ts";
 
@@ -39,6 +41,7 @@ export class RenderTokens {
 
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly tokens: Tokens,
   ) {
@@ -47,7 +50,7 @@ export class RenderTokens {
 
   mintQuery(appId: string, userId: string | null): Promise<IssuedToken> {
     if (userId === null) return this.visitors.get(QUERY, appId, () => this.issue(QUERY, appId, null));
-    return this.db.transaction().execute((trx) => this.issueKeepingNewest(QUERY, appId, userId, trx));
+    return this.makingRoom(QUERY, appId, userId, (trx) => this.issue(QUERY, appId, userId, trx));
   }
 
   /**
@@ -77,19 +80,32 @@ export class RenderTokens {
     );
   }
 
-  /** In one transaction: `cutShort` gives the tokens it replaces the grace, then a new frame token. */
+  /** After the trim, `cutShort` gives the tokens it replaces the grace, then a new frame token. */
   private rotateFrame(appId: string, userId: string, cutShort: (trx: Kysely<Database>, graceEnd: number) => Promise<unknown>): Promise<IssuedToken> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.makingRoom(FRAME, appId, userId, async (trx) => {
       await cutShort(trx, this.clock.now() + ROTATION_GRACE_MS);
-      return this.issueKeepingNewest(FRAME, appId, userId, trx);
+      return this.issue(FRAME, appId, userId, trx);
     });
   }
 
-  /** A person's new token, and of theirs of that form for that app only the newest RENDER_TOKENS_KEPT left. */
-  private async issueKeepingNewest(form: Form, appId: string, userId: string, trx: Kysely<Database>): Promise<IssuedToken> {
-    const issued = await this.issue(form, appId, userId, trx);
-    await trimOlder(trx, form, appId, userId);
-    return issued;
+  /**
+   * In one transaction that has one person's render tokens of `form` for one app to itself: drops
+   * theirs past the newest RENDER_TOKENS_KEPT - 1, then runs `issue`, which adds one.
+   *
+   * On PostgreSQL, every token a statement deletes or cuts short bumps the one `token_epoch` row
+   * (migration 022), held until commit, and concurrent renders by one person rotate and trim the
+   * same rows. Their row locks, taken in whatever order each plan visited the rows, deadlocked (a
+   * few page loads in a hundred answered 500), so one person's renders of a form take turns; they
+   * are a few statements each. The trim goes first because it is the statement that may wait on
+   * another transaction's rows (the hourly sweep's), and it must not wait while this one holds the
+   * epoch row the other needs to finish.
+   */
+  private makingRoom<T>(form: Form, appId: string, userId: string, issue: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, this.dialect, `render-tokens:${appId}:${userId}:${form}`);
+      await trimOlder(trx, form, appId, userId);
+      return issue(trx);
+    });
   }
 
   /** A new render token of `form` (query: about a day; frame: 7 days), in `db`'s transaction when given. */
@@ -109,9 +125,9 @@ export class RenderTokens {
   }
 }
 
-/** Deletes `userId`'s render tokens of `form` for `appId` past the newest RENDER_TOKENS_KEPT (index tokens_render_holder). */
+/** Deletes `userId`'s render tokens of `form` for `appId` past the newest RENDER_TOKENS_KEPT - 1 (index tokens_render_holder). */
 async function trimOlder(trx: Kysely<Database>, form: Form, appId: string, userId: string): Promise<void> {
   const holder = heldBy(appId, userId, form);
-  const newest = trx.selectFrom("tokens").select("id").where(holder).orderBy("created_at", "desc").orderBy("id", "desc").limit(RENDER_TOKENS_KEPT);
+  const newest = trx.selectFrom("tokens").select("id").where(holder).orderBy("created_at", "desc").orderBy("id", "desc").limit(RENDER_TOKENS_KEPT - 1);
   await trx.deleteFrom("tokens").where(holder).where("id", "not in", newest).execute();
 }
