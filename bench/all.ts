@@ -3,11 +3,12 @@
 // client process. Rows without a target: workerd alone running the module in an isolate of its
 // own behind a front worker (through the loader, and configured ahead of time), the most a design
 // with one isolate per app can reach on this machine; and how much of its rate a neighbour keeps
-// under one client's flood of unmetered writes, or of large reads.
+// under one client's flood of unmetered writes, of large reads, or of a signed-in person's
+// frame reloads (each mints them a render token, rotating and trimming theirs).
 // Ends with one machine-readable line:
 //   bench: http/bare=R webhook/direct=R healthz/fastify=R pg-http/bare=R pg-kv/trivial=R first-call-p99-ms=N create-cpu-ms=N
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
-// BENCH_ROWS=http,kv,create,first,share,read-share… to run only some rows (for profiling with --cpu-prof; no bench:
+// BENCH_ROWS=http,kv,create,first,share,read-share,render-share… to run only some rows (for profiling with --cpu-prof; no bench:
 // line then).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +19,7 @@ import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
 import { bareFastify, bareWorkerd, brickyard, freshIsolates, loaderCeiling, staticCeiling, type Brickyard } from "./lib/servers.ts";
 import { floodShare, type FloodShare } from "./lib/flood-share.ts";
+import { sessionCookieName } from "../src/http/auth.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -28,6 +30,7 @@ const FLOODERS = 8;
 const WRITES = "writes an app's source";
 const READ_KIB = 250;
 const READS = `reads a ${2 * READ_KIB} KiB source`;
+const RELOADS = "signed in, reloads an app's frame";
 const CREATE_MODULE_BYTES = 20 * 1024;
 
 const TRIVIAL_FETCH = `export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
@@ -157,6 +160,21 @@ async function readShareRow(b: Brickyard, client: LoadClient, neighbour: Target)
   return floodShare(client, neighbour, [{ url: `${b.url}/app/${id}/source`, headers: { authorization: `Bearer ${token}` } }], { connections: FLOODERS, msPerRow: SECONDS * 1000 });
 }
 
+/** The same while one signed-in person reloads an app's frame from FLOODERS connections: each load mints them a render token, rotating and trimming theirs. */
+async function renderShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<FloodShare> {
+  const { ctx } = b.built;
+  const handle = `reloader${randomBytes(3).toString("hex")}`;
+  const person = await ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "free" });
+  const cookie = `${sessionCookieName(b.url)}=${await ctx.sessions.create(person.id)}`;
+  const created = await call(`${b.url}/app`, "POST", null, { module: trivialApp("bench-reloaded") });
+  if (created.status !== 201) throw new Error(`creating the render-share app answered ${created.status}: ${JSON.stringify(created.json)}`);
+  const id = created.json.id as string;
+  const shell = await request(`${b.url}/app/${id}`, { headers: { accept: "text/html", cookie } });
+  const query = /\/frame\?t=(svc_render_[A-Za-z0-9]+)/.exec(await shell.body.text())?.[1];
+  if (query === undefined) throw new Error(`the render-share app's shell (${shell.statusCode}) has no frame URL`);
+  return floodShare(client, neighbour, [{ url: `${b.url}/app/${id}/frame?t=${query}`, headers: { cookie } }], { connections: FLOODERS, msPerRow: SECONDS * 1000 });
+}
+
 function formatShare(what: string, share: FloodShare): string {
   return `a neighbour's op calls while one client ${what} from ${FLOODERS} connections: ${share.flooded.rps.toFixed(0)} req/s (p50 ${share.flooded.p50.toFixed(2)} ms) against ${share.alone.rps.toFixed(0)} alone (p50 ${share.alone.p50.toFixed(2)} ms); the flood ${share.floodPerSecond.toFixed(0)}/s`;
 }
@@ -222,6 +240,7 @@ async function main(): Promise<void> {
       for (const [name, r] of Object.entries(some)) console.log(formatRow(name, r));
       if (ONLY.includes("share")) console.log(formatShare(WRITES, await writeShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("read-share")) console.log(formatShare(READS, await readShareRow(sqlite, client, httpTarget)));
+      if (ONLY.includes("render-share")) console.log(formatShare(RELOADS, await renderShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("first")) {
         const { first, floor } = await firstCalls(sqlite, token, fresh, FIRST_CALLS);
         console.log(`first call of a new revision: ${formatTimes(first)}; workerd alone, a fresh isolate: ${formatTimes(floor)}`);
@@ -233,6 +252,7 @@ async function main(): Promise<void> {
     const { first, floor } = await firstCalls(sqlite, token, fresh, FIRST_CALLS);
     const share = await writeShareRow(sqlite, client, httpTarget);
     const readShare = await readShareRow(sqlite, client, httpTarget);
+    const renderShare = await renderShareRow(sqlite, client, httpTarget);
 
     const labels: Record<string, string> = {
       bare: "bare workerd, trivial module (HTTP)",
@@ -255,6 +275,7 @@ async function main(): Promise<void> {
     console.log(`workerd alone building a fresh isolate per call, in turn with those: ${formatTimes(floor)}`);
     console.log(formatShare(WRITES, share));
     console.log(formatShare(READS, readShare));
+    console.log(formatShare(RELOADS, renderShare));
 
     const ratio = (a: string, b: string) => {
       const x = results[a];
@@ -277,6 +298,7 @@ async function main(): Promise<void> {
     // Not a target: how much of its rate a neighbour keeps while one owner floods unmetered writes.
     console.log(`  ${"write-share".padEnd(18)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(5)}   (a neighbour's op calls under one owner's write flood, against alone)`);
     console.log(`  ${"read-share".padEnd(18)} ${(readShare.flooded.rps / readShare.alone.rps).toFixed(2).padStart(5)}   (the same under one client's flood of ${2 * READ_KIB} KiB source reads)`);
+    console.log(`  ${"render-share".padEnd(18)} ${(renderShare.flooded.rps / renderShare.alone.rps).toFixed(2).padStart(5)}   (the same while one signed-in person reloads an app's frame)`);
     console.log(`  ${"first-call-p99-ms".padEnd(18)} ${percentile(first, 0.99).toFixed(2).padStart(5)}   target <= 10`);
     // Not a target: what workerd alone takes to build a new isolate and call it, the floor under
     // any design that runs a new revision in an isolate of its own.
