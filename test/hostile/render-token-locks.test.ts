@@ -1,9 +1,8 @@
-import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DAY } from "../../src/config/clock.ts";
 import { RENDER_TOKENS_KEPT } from "../../src/domain/web/render-tokens.ts";
-import type { Database } from "../../src/store/index.ts";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
+import { untilSomeoneWaitsOnALock } from "../helpers/pg-locks.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { openFrame, openShell } from "../helpers/web.ts";
 
@@ -12,14 +11,14 @@ const reachable = inject("pgAdminUrl") !== null;
 const APP = `export const manifest = { id: "swept", routes: {} };
 export default { async fetch() { return Response.json({ ok: true }); } };`;
 
-// On PostgreSQL every token a statement deletes or cuts short bumps the one token_epoch row at the
-// statement's end (migration 022), and the transaction holds it until it commits. The hourly sweep
-// deletes expired render tokens in one statement: it locks them, then waits for that row. A frame
-// load that cut its person's older tokens short first (taking the epoch row) and then trimmed one
+// On PostgreSQL every token a statement deleted or cut short bumped the one token_epoch row as the
+// statement ended (migration 022), and the transaction held it until it committed. The hourly
+// sweep deletes expired render tokens in one statement: it locks them, then bumps that row. A
+// frame load that cut its person's older tokens short (taking the epoch row) and then trimmed one
 // the sweep had locked waited on the sweep while the sweep waited on it: PostgreSQL broke the
-// deadlock a second later by failing one of them, the page load (500) or the sweep. The render
-// now trims before it changes anything else. The sweep is played here step by step, on its own
-// connection, so the two meet in exactly that order.
+// deadlock a second later by failing one of them, the page load (500) or the sweep. The epoch now
+// moves at commit (migration 025), and a render trims before it changes anything else. The sweep
+// is played here step by step, on its own connection, so the two meet in exactly that order.
 (reachable ? describe : describe.skip)(`hostile: a frame load meets the render-token sweep${reachable ? "" : " — SKIPPED: PostgreSQL unreachable"}`, () => {
   let server: TestServer;
   let person: TestUser;
@@ -62,14 +61,3 @@ export default { async fetch() { return Response.json({ ok: true }); } };`;
     expect(rows.length).toBe(RENDER_TOKENS_KEPT);
   });
 });
-
-/** Resolves once a session of this database waits for a lock that another holds (the frame load, on the sweep's row). */
-async function untilSomeoneWaitsOnALock(db: Kysely<Database>): Promise<void> {
-  for (;;) {
-    const waiting = await sql<{ n: number }>`
-      select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
-      where not l.granted and a.datname = current_database()`.execute(db);
-    if ((waiting.rows[0]?.n ?? 0) > 0) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}

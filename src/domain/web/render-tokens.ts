@@ -92,13 +92,10 @@ export class RenderTokens {
    * In one transaction that has one person's render tokens of `form` for one app to itself: drops
    * theirs past the newest RENDER_TOKENS_KEPT - 1, then runs `issue`, which adds one.
    *
-   * On PostgreSQL, every token a statement deletes or cuts short bumps the one `token_epoch` row
-   * (migration 022), held until commit, and concurrent renders by one person rotate and trim the
-   * same rows. Their row locks, taken in whatever order each plan visited the rows, deadlocked (a
-   * few page loads in a hundred answered 500), so one person's renders of a form take turns; they
-   * are a few statements each. The trim goes first because it is the statement that may wait on
-   * another transaction's rows (the hourly sweep's), and it must not wait while this one holds the
-   * epoch row the other needs to finish.
+   * One person's renders of a form take turns (they are a few statements each). Side by side on
+   * PostgreSQL, each trimmed what its snapshot showed, so concurrent page loads left 23-25 rows
+   * where 16 were meant, and they rotated and trimmed the same rows in whatever order each plan
+   * visited them, which deadlocked now and then (a page load answered 500).
    */
   private makingRoom<T>(form: Form, appId: string, userId: string, issue: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(async (trx) => {

@@ -24,6 +24,7 @@ import * as m021 from "./021-kv-set-function.ts";
 import * as m022 from "./022-token-epoch.ts";
 import * as m023 from "./023-kv-set-many.ts";
 import * as m024 from "./024-render-token-holders.ts";
+import * as m025 from "./025-token-epoch-at-commit.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -56,6 +57,7 @@ const steps: Record<string, Step> = {
   "022-token-epoch": m022,
   "023-kv-set-many": m023,
   "024-render-token-holders": m024,
+  "025-token-epoch-at-commit": m025,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
