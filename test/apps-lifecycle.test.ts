@@ -56,6 +56,18 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     expect(await server.reaper.reapOnce()).toBe(0);
   });
 
+  it("the reaper leaves an app that was claimed after it picked it", async () => {
+    const app = await createAnonymousApp(server, "late-claim");
+    const user = await makeUser(server);
+    clock.advance(7 * DAY - HOUR);
+    // The reaper looks from a clock an hour ahead (another instance's), then the owner claims in time.
+    const reaperNow = clock.now() + 2 * HOUR;
+    expect(await server.ctx.apps.expiredUnclaimed(reaperNow)).toContain(app.id);
+    expect((await server.client.post(`/app/${app.id}/claim`, { token: app.token }, { token: user.token })).status).toBe(200);
+    expect(await server.ctx.apps.deleteById(app.id, reaperNow)).toBe(false);
+    expect((await rowsOf(app.id)).apps).toBe(1);
+  });
+
   it("the reaper runs as a scheduler job, once per hour across instances", async () => {
     const app = await createAnonymousApp(server, "timed");
     clock.advance(8 * DAY);

@@ -31,7 +31,7 @@ export class Reaper {
     let removed = 0;
     for (;;) {
       const ids = await this.apps.expiredUnclaimed(now);
-      for (const id of ids) if (await this.apps.deleteById(id)) removed++;
+      for (const id of ids) if (await this.apps.deleteById(id, now)) removed++;
       if (ids.length === 0) break;
     }
     if (removed > 0) this.log.info({ removed }, "reaped unclaimed apps past their 7 days");

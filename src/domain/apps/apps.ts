@@ -474,9 +474,13 @@ export class Apps {
     await this.deleteById(id);
   }
 
-  /** Removes an app with every row it owns, then tells the `deleted` listeners. No access check. */
-  async deleteById(id: string): Promise<boolean> {
-    const removed = await this.db.transaction().execute((trx) => deleteAppRows(trx, id));
+  /**
+   * Removes an app with every row it owns, then tells the `deleted` listeners. No access check.
+   * Given `unclaimedExpiredAt` (the reaper), only if the app is still unclaimed and expired then:
+   * a claim may have come since the reaper looked.
+   */
+  async deleteById(id: string, unclaimedExpiredAt?: number): Promise<boolean> {
+    const removed = await this.db.transaction().execute((trx) => deleteAppRows(trx, id, unclaimedExpiredAt));
     if (removed) await this.events.emit({ type: "deleted", appId: id });
     return removed;
   }

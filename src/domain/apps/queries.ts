@@ -374,9 +374,19 @@ export async function findVersion(db: Db, appId: string, revision: number) {
   };
 }
 
-/** Removes the app and every row it owns: tokens have no foreign key, the rest cascade. */
-export async function deleteAppRows(db: Db, id: string): Promise<boolean> {
+/**
+ * Removes the app and every row it owns: tokens have no foreign key, the rest cascade. Given
+ * `unclaimedExpiredAt`, only an app still unclaimed and expired at that instant: the reaper's
+ * choice, made before a claim may have committed. The app's row goes first, as a claim takes it
+ * before the app's tokens: taken the other way round, a claim and the deletion of the same app
+ * each held what the other wanted (a deadlock). PostgreSQL re-checks the condition on the row the
+ * claim left, so a deletion that waited for a claim leaves the claimed app alone.
+ */
+export async function deleteAppRows(db: Db, id: string, unclaimedExpiredAt?: number): Promise<boolean> {
+  let app = db.deleteFrom("apps").where("id", "=", id);
+  if (unclaimedExpiredAt !== undefined) app = app.where("owner_user_id", "is", null).where("expires_at", "<=", unclaimedExpiredAt);
+  const result = await app.executeTakeFirst();
+  if (result.numDeletedRows === 0n) return false;
   await db.deleteFrom("tokens").where("app_id", "=", id).execute();
-  const result = await db.deleteFrom("apps").where("id", "=", id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return true;
 }
