@@ -1,7 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import * as tar from "tar";
 import { BuildError } from "./build-error.ts";
 
 export const UNPACKED_CAP_BYTES = 100 * 1024 * 1024;
@@ -21,6 +20,8 @@ export interface UnpackBudget {
  */
 export async function unpackTarball(tarball: Buffer, dir: string, budget: UnpackBudget, what: string): Promise<void> {
   await mkdir(dir, { recursive: true });
+  // Imported here, not at start: builds are rare.
+  const tar = await import("tar");
   let overCap = false;
   const unpack = tar.x({
     cwd: dir,

@@ -1,4 +1,4 @@
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import type { McpRequestContext, McpServer } from "@modelcontextprotocol/server";
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.ts";
@@ -7,7 +7,8 @@ import { toolNames, visibleOperations } from "../../domain/apps/operations-view.
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import type { App } from "../../http/types.ts";
 import { answerMcp, mcpCaller, refuseSessionMethods, type McpCaller } from "./http.ts";
-import { invoke, type JsonSchema } from "./invoke.ts";
+import { invoke, type JsonSchema, type ToolBinding } from "./invoke.ts";
+import { lazyHandler, type Sdk } from "./sdk.ts";
 import { argsSchema, lazyBindings, SERVER_INFO, toolResult } from "./server.ts";
 
 interface AppMcpRequest {
@@ -24,27 +25,12 @@ interface AppMcpRequest {
 export default function appMcpRoutes(app: App, ctx: AppContext): void {
   const root = app as unknown as FastifyInstance;
   const bindings = lazyBindings(root);
-  const handler = createMcpHandler(
-    (request) => {
-      const { caller, app: record, role } = request.authInfo?.extra as unknown as AppMcpRequest;
-      const operations = visibleOperations(record.manifest, role);
-      const server = new McpServer(SERVER_INFO, {
-        instructions: `${record.displayName}${record.manifest.description === null ? "" : `: ${record.manifest.description}`}. Each tool runs one of this app's operations. ${ctx.config.baseUrl}/app/${record.id}/agent.json describes it.`,
-      });
-      const names = toolNames(operations.map((op) => op.id));
-      const call = bindings().get("call_operation");
-      if (call === undefined) throw new Error("call_operation has no route");
-      for (const op of operations) {
-        const schema = (op.input !== null && typeof op.input === "object" && !Array.isArray(op.input) ? op.input : { type: "object" }) as JsonSchema;
-        server.registerTool(
-          names.get(op.id) ?? op.id,
-          { ...(op.title === null ? {} : { title: op.title }), description: op.description ?? op.title ?? `Runs ${op.id} (${op.access})`, inputSchema: argsSchema(schema) },
-          async (args) => toolResult(await invoke(root, call, { id: record.id, operation: op.id, input: args }, caller)),
-        );
-      }
-      return server;
-    },
-    { legacy: "stateless", responseMode: "auto", onerror: (error) => ctx.log.debug({ err: error }, "app mcp request refused") },
+  const handler = lazyHandler((sdk) =>
+    sdk.createMcpHandler(appServerFactory(sdk, root, ctx, bindings), {
+      legacy: "stateless",
+      responseMode: "auto",
+      onerror: (error) => ctx.log.debug({ err: error }, "app mcp request refused"),
+    }),
   );
   app.post(
     "/app/:id/mcp",
@@ -60,8 +46,31 @@ export default function appMcpRoutes(app: App, ctx: AppContext): void {
       const caller = await mcpCaller(ctx, request);
       const { app: record, role } = await ctx.apps.load(request.params.id, caller.principal, "view");
       const extra: AppMcpRequest = { caller, app: record, role };
-      return answerMcp(handler, ctx, request, reply, extra as unknown as Record<string, unknown>);
+      return answerMcp(await handler(), ctx, request, reply, extra as unknown as Record<string, unknown>);
     },
   );
   refuseSessionMethods(app, "/app/:id/mcp");
+}
+
+/** Builds the server for one request to an app's MCP endpoint: that app's operations, as the caller's role may run them. */
+function appServerFactory(sdk: Sdk, root: FastifyInstance, ctx: AppContext, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
+  return (request) => {
+    const { caller, app: record, role } = request.authInfo?.extra as unknown as AppMcpRequest;
+    const operations = visibleOperations(record.manifest, role);
+    const server = new sdk.McpServer(SERVER_INFO, {
+      instructions: `${record.displayName}${record.manifest.description === null ? "" : `: ${record.manifest.description}`}. Each tool runs one of this app's operations. ${ctx.config.baseUrl}/app/${record.id}/agent.json describes it.`,
+    });
+    const names = toolNames(operations.map((op) => op.id));
+    const call = bindings().get("call_operation");
+    if (call === undefined) throw new Error("call_operation has no route");
+    for (const op of operations) {
+      const schema = (op.input !== null && typeof op.input === "object" && !Array.isArray(op.input) ? op.input : { type: "object" }) as JsonSchema;
+      server.registerTool(
+        names.get(op.id) ?? op.id,
+        { ...(op.title === null ? {} : { title: op.title }), description: op.description ?? op.title ?? `Runs ${op.id} (${op.access})`, inputSchema: argsSchema(schema) },
+        async (args) => toolResult(await invoke(root, call, { id: record.id, operation: op.id, input: args }, caller)),
+      );
+    }
+    return server;
+  };
 }

@@ -1,8 +1,8 @@
-import { createMcpHandler } from "@modelcontextprotocol/server";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
 import type { App } from "../../http/types.ts";
 import { answerMcp, mcpCaller, refuseSessionMethods } from "./http.ts";
+import { lazyHandler } from "./sdk.ts";
 import { lazyBindings, mcpServerFactory } from "./server.ts";
 
 /**
@@ -11,18 +11,20 @@ import { lazyBindings, mcpServerFactory } from "./server.ts";
  */
 export default function mcpRoutes(app: App, ctx: AppContext): void {
   const root = app as unknown as FastifyInstance;
-  const handler = createMcpHandler(mcpServerFactory(root, ctx, lazyBindings(root)), {
-    legacy: "stateless",
-    responseMode: "auto",
-    onerror: (error) => ctx.log.debug({ err: error }, "mcp request refused"),
-  });
+  const handler = lazyHandler((sdk) =>
+    sdk.createMcpHandler(mcpServerFactory(sdk, root, ctx, lazyBindings(root)), {
+      legacy: "stateless",
+      responseMode: "auto",
+      onerror: (error) => ctx.log.debug({ err: error }, "mcp request refused"),
+    }),
+  );
   app.post(
     "/mcp",
     { schema: { tags: ["agents"], summary: "MCP (Streamable HTTP): tools that are twins of the REST routes; ?tools=all for the full set", security: [{}, { userToken: [] }, { appToken: [] }] } },
     async (request, reply) => {
       const caller = await mcpCaller(ctx, request);
       const all = new URL(request.url, "http://x").searchParams.get("tools") === "all";
-      return answerMcp(handler, ctx, request, reply, { caller: { ...caller, all } });
+      return answerMcp(await handler(), ctx, request, reply, { caller: { ...caller, all } });
     },
   );
   refuseSessionMethods(app, "/mcp");

@@ -1,9 +1,10 @@
-import { McpServer, type CallToolResult, type McpRequestContext, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import type { CallToolResult, McpRequestContext, McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { mcpHint } from "../../domain/agents/setup.ts";
 import type { McpCaller } from "./http.ts";
 import { bindTools, invoke, lenientArgs, type JsonSchema, type ToolBinding } from "./invoke.ts";
+import type { Sdk } from "./sdk.ts";
 import { TOOLS, toolsFor } from "./tools.ts";
 
 
@@ -13,10 +14,10 @@ export const SERVER_INFO = { name: "brickyard", version: "1.0.0" };
  * Builds the server for one MCP request (stateless: every request gets its own), offering the
  * tools this caller may use. Tool bindings are computed once, from the OpenAPI document.
  */
-export function mcpServerFactory(app: FastifyInstance, ctx: AppContext, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
+export function mcpServerFactory(sdk: Sdk, app: FastifyInstance, ctx: AppContext, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
   return (request) => {
     const caller = request.authInfo?.extra?.caller as McpCaller & { all: boolean };
-    const server = new McpServer(SERVER_INFO, {
+    const server = new sdk.McpServer(SERVER_INFO, {
       instructions:
         "Brickyard hosts small apps: an ES module exporting a literal `manifest` and `default.fetch`, plus an optional UI script. " +
         `Create one with create_app, call its operations with call_operation. The authoring guide: ${ctx.config.baseUrl}/llms.txt`,
