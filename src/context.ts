@@ -254,7 +254,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   apps.addRoleSource((app, userId) => teams.roleOnApp(app, userId));
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
-  const snapshots = new Snapshots(db, clock, apps, storage);
+  const snapshots = new Snapshots(db, deps.store.dialect, clock, apps, storage);
   const versions = new Versions(db, apps, secrets, snapshots, () => deps.config.baseUrl);
   const templates = new Templates(db, clock, apps, assets, () => deps.config.baseUrl);
   const builds = new Builds(db, clock, apps, deps.config, () => deps.config.baseUrl, log, deps.background !== false);

@@ -72,7 +72,9 @@ export async function bumpUsageRow(trx: Kysely<Database>, appId: string, bytes?:
  * for each other); SQLite needs nothing, its one connection already runs writes one at a time.
  * Take it first in the transaction, before any row lock, so no cycle can form through it.
  */
-export async function lockKey(trx: Kysely<Database>, dialect: Dialect, key: string): Promise<void> {
+export async function lockKey(trx: Kysely<Database>, dialect: Dialect, key: string, mode: "exclusive" | "shared" = "exclusive"): Promise<void> {
   if (dialect === "sqlite") return;
-  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+  // Shared holders of a key run side by side; an exclusive one waits for them all, and they for it.
+  if (mode === "shared") await sql`select pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))`.execute(trx);
+  else await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
 }

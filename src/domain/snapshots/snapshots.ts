@@ -2,7 +2,8 @@ import { createHash, randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
-import { bumpUsageRow, type Database } from "../../store/index.ts";
+import { bumpUsageRow, type Database, type Dialect } from "../../store/index.ts";
+import { lockKey } from "../../store/locks.ts";
 import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
 import type { Actor } from "../apps/access.ts";
 import type { Apps } from "../apps/apps.ts";
@@ -12,6 +13,15 @@ import type { AppStorage } from "../storage/storage.ts";
 
 /** DECISIONS §9: the newest 10 snapshots of an app are kept. */
 export const SNAPSHOTS_KEPT = 10;
+
+/**
+ * Values are shared by every snapshot that holds the same bytes, whatever the app, and a prune
+ * deletes those no snapshot refers to. On PostgreSQL a prune beside a snapshot being taken did
+ * not see that snapshot's uncommitted entries, so it deleted a value the snapshot had found
+ * already there and was about to refer to: the snapshot committed with an entry whose value was
+ * gone. Snapshots being taken hold this key shared, side by side; a prune holds it alone.
+ */
+const SHARED_VALUES = "snapshot-values";
 
 export interface SnapshotView {
   id: string;
@@ -46,6 +56,7 @@ type Entry = Omit<SnapshotEntriesTable, "snapshot_id">;
 export class Snapshots {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly apps: Apps,
     private readonly storage: AppStorage,
@@ -56,16 +67,22 @@ export class Snapshots {
     const now = this.clock.now();
     const id = randomUUID();
     const view = await this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, this.dialect, SHARED_VALUES, "shared");
       const live = await liveEntries(trx, app.id);
       const known = await this.heldBytes(trx, app.id);
       const bytes = live.reduce((sum, e) => sum + e.data.length, 0);
       await trx.insertInto("app_snapshots").values({ id, app_id: app.id, revision: app.revision, keys: live.length, bytes, created_at: now }).execute();
       let added = 0;
-      for (const e of live) {
-        const hash = digest(e.data);
-        const inserted = await trx.insertInto("snapshot_values").values({ hash, data: e.data, size: e.data.length }).onConflict((oc) => oc.column("hash").doNothing()).executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) added += e.data.length;
-        await trx.insertInto("snapshot_entries").values({ snapshot_id: id, store: e.store, key: e.key, hash, size: e.data.length, content_type: e.contentType }).execute();
+      // In hash order: two snapshots inserting the same new values wait for each other in one
+      // order, never each for the other (a deadlock on PostgreSQL's unique index).
+      const hashed = live.map((e) => ({ ...e, hash: digest(e.data) }));
+      const values = new Map(hashed.map((e) => [e.hash, e.data]));
+      for (const [hash, data] of [...values].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        const inserted = await trx.insertInto("snapshot_values").values({ hash, data, size: data.length }).onConflict((oc) => oc.column("hash").doNothing()).executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) added += data.length;
+      }
+      for (const e of hashed) {
+        await trx.insertInto("snapshot_entries").values({ snapshot_id: id, store: e.store, key: e.key, hash: e.hash, size: e.data.length, content_type: e.contentType }).execute();
       }
       const usage = await trx.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", app.id).executeTakeFirst();
       const used = Number(usage?.bytes ?? 0);
@@ -159,6 +176,7 @@ export class Snapshots {
     const old = await this.db.selectFrom("app_snapshots").select("id").where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id", "desc").offset(SNAPSHOTS_KEPT).limit(1000).execute();
     if (old.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, this.dialect, SHARED_VALUES);
       await trx.deleteFrom("app_snapshots").where("id", "in", old.map((o) => o.id)).execute();
       await trx.deleteFrom("snapshot_values").where((eb) => eb.not(eb.exists(eb.selectFrom("snapshot_entries").select("snapshot_entries.hash").whereRef("snapshot_entries.hash", "=", "snapshot_values.hash")))).execute();
     });
