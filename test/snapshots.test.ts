@@ -133,4 +133,30 @@ describeEachDialect("snapshots", (dialect) => {
     const dumped = await call("dump", {});
     expect(dumped.body.value?.kv, JSON.stringify(dumped.body)).toEqual({ keep: 2 });
   });
+
+  it("the hourly sweep drops the values only a deleted app's snapshots held, and keeps those another app's share", async () => {
+    const hashOf = async (app: string, key: string) =>
+      (await server.ctx.db.selectFrom("snapshot_entries").innerJoin("app_snapshots", "app_snapshots.id", "snapshot_entries.snapshot_id").select("hash").where("app_id", "=", app).where("key", "=", key).executeTakeFirstOrThrow()).hash;
+    const stored = async (hash: string) => (await server.ctx.db.selectFrom("snapshot_values").select("hash").where("hash", "=", hash).execute()).length;
+    await call("set", { k: "a", v: "only the deleted app's" });
+    await call("set", { k: "b", v: "in both apps" });
+    expect((await snap()).status).toBe(201);
+    const deleted = appId;
+    const [onlyDeleted, inBoth] = [await hashOf(deleted, "a"), await hashOf(deleted, "b")];
+    const other = await server.client.post("/app", { module: source("other").replace('id: "kv-app"', 'id: "kv-app-2"') }, { token: owner.token });
+    expect(other.status, JSON.stringify(other.body)).toBe(201);
+    appId = other.body.id;
+    expect((await call("set", { k: "b", v: "in both apps" })).status).toBe(200);
+    const kept = await snap();
+    expect(kept.status).toBe(201);
+    expect((await server.client.delete(`/app/${deleted}`, { token: owner.token })).status).toBe(200);
+    expect(await stored(onlyDeleted)).toBe(1);
+
+    expect(await server.ctx.scheduler.tick()).toContain("snapshot-value-sweep");
+    expect(await stored(onlyDeleted)).toBe(0);
+    expect(await stored(inBoth)).toBe(1);
+    // The other app's snapshot still restores, the shared value with it.
+    const restored = await restore(1, { snapshot: kept.body.snapshot.id }, 1);
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+  });
 });

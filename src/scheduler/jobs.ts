@@ -7,7 +7,8 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
 /**
  * Every periodic job but the reaper (which app.ts builds, for tests to drive), each claimed per
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
- * delivery bodies 30 days, records 90 days; render tokens once expired).
+ * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
+ * snapshot refers to, such as those of deleted apps).
  */
 export function registerJobs(ctx: AppContext): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
@@ -17,4 +18,5 @@ export function registerJobs(ctx: AppContext): void {
   ctx.scheduler.add({ name: "idempotency-sweep", everyMs: HOUR, run: () => ctx.idempotency.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "build-sweep", everyMs: HOUR, run: () => ctx.builds.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
 }

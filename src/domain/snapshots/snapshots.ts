@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { bumpUsageRow, type Database, type Dialect } from "../../store/index.ts";
@@ -175,10 +175,27 @@ export class Snapshots {
   private async prune(appId: string): Promise<void> {
     const old = await this.db.selectFrom("app_snapshots").select("id").where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id", "desc").offset(SNAPSHOTS_KEPT).limit(1000).execute();
     if (old.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
+    await this.sweeping((trx) => trx.deleteFrom("app_snapshots").where("id", "in", old.map((o) => o.id)).execute());
+  }
+
+  /**
+   * Deletes the values no snapshot refers to any more (an hourly job). A deleted or reaped app's
+   * snapshots go with it, by cascade, but the values only they held stayed: an anonymous app could
+   * fill its cap, snapshot it and be reaped, and its bytes stayed on disk for good.
+   */
+  async sweepValues(): Promise<number> {
+    return this.sweeping(() => Promise.resolve());
+  }
+
+  /** In one transaction that holds the values to itself: `first`, then the values nothing refers to go. */
+  private sweeping(first: (trx: Kysely<Database>) => Promise<unknown>): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
       await lockKey(trx, this.dialect, SHARED_VALUES);
-      await trx.deleteFrom("app_snapshots").where("id", "in", old.map((o) => o.id)).execute();
-      await trx.deleteFrom("snapshot_values").where((eb) => eb.not(eb.exists(eb.selectFrom("snapshot_entries").select("snapshot_entries.hash").whereRef("snapshot_entries.hash", "=", "snapshot_values.hash")))).execute();
+      await first(trx);
+      const unreferenced = (eb: ExpressionBuilder<Database, "snapshot_values">) =>
+        eb.not(eb.exists(eb.selectFrom("snapshot_entries").select("snapshot_entries.hash").whereRef("snapshot_entries.hash", "=", "snapshot_values.hash")));
+      const result = await trx.deleteFrom("snapshot_values").where(unreferenced).executeTakeFirst();
+      return Number(result.numDeletedRows);
     });
   }
 }
