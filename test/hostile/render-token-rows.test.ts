@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { RENDER_TOKENS_KEPT } from "../../src/domain/web/render-tokens.ts";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
@@ -45,7 +46,11 @@ describeEachDialect("hostile: a signed-in person reloading a page", (dialect) =>
     // same rows, each trimming what its snapshot showed (leaving more than the newest) and, in the
     // order each plan visited the rows, deadlocking now and then. One person's renders of a form
     // take turns (RenderTokens.makingRoom).
-    const queries = await Promise.all(Array.from({ length: LOADS }, () => openShell(server, `/app/${appId}`, person.cookie)));
+    const loads = Promise.all(Array.from({ length: LOADS }, () => openShell(server, `/app/${appId}`, person.cookie)));
+    // They queue in the process, not each on a pooled connection waiting for the lock: one person's
+    // many page loads would otherwise hold every connection, and everyone else's requests wait.
+    if (dialect === "postgres") expect(await mostWaitingOnLocks(server, loads)).toBe(0);
+    const queries = await loads;
     expect(new Set(queries).size).toBe(LOADS);
     expect(await rowsOf(appId, person.id, "query")).toBe(RENDER_TOKENS_KEPT);
     const frames = await Promise.all(Array.from({ length: LOADS }, () => openFrame(server, appId, queries[LOADS - 1] ?? "")));
@@ -90,3 +95,15 @@ describeEachDialect("hostile: a signed-in person reloading a page", (dialect) =>
     expect((await ping(elsewhere, theirsElsewhere)).body).toEqual({ ok: true, value: "pong" });
   });
 });
+
+/** The most sessions of the server's database seen waiting for an advisory lock at once, until `done` settles. */
+async function mostWaitingOnLocks(server: TestServer, done: Promise<unknown>): Promise<number> {
+  let settled = false;
+  void done.finally(() => (settled = true));
+  let most = 0;
+  while (!settled) {
+    const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_locks l join pg_database d on d.oid = l.database where l.locktype = 'advisory' and not l.granted and d.datname = current_database()`.execute(server.ctx.db);
+    most = Math.max(most, waiting.rows[0]?.n ?? 0);
+  }
+  return most;
+}

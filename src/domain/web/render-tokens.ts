@@ -3,6 +3,7 @@ import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import type { Dialect } from "../../store/dialect.ts";
 import type { Database } from "../../store/index.ts";
 import { lockKey } from "../../store/locks.ts";
+import { KeyedTurns } from "../keyed-turns.ts";
 import type { IssuedToken, Tokens } from "../tokens/tokens.ts";
 import { VisitorTokens } from "./visitor-tokens.ts";
 
@@ -38,6 +39,7 @@ const heldBy = (appId: string, userId: string, form: Form) => (eb: ExpressionBui
  */
 export class RenderTokens {
   private readonly visitors: VisitorTokens;
+  private readonly turns = new KeyedTurns();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -95,14 +97,19 @@ export class RenderTokens {
    * One person's renders of a form take turns (they are a few statements each). Side by side on
    * PostgreSQL, each trimmed what its snapshot showed, so concurrent page loads left 23-25 rows
    * where 16 were meant, and they rotated and trimmed the same rows in whatever order each plan
-   * visited them, which deadlocked now and then (a page load answered 500).
+   * visited them, which deadlocked now and then (a page load answered 500). They queue in this
+   * process first (page loads take no lane, so one person's many would each have held a pooled
+   * connection while waiting for the lock), then across instances by the lock.
    */
   private makingRoom<T>(form: Form, appId: string, userId: string, issue: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(async (trx) => {
-      await lockKey(trx, this.dialect, `render-tokens:${appId}:${userId}:${form}`);
-      await trimOlder(trx, form, appId, userId);
-      return issue(trx);
-    });
+    const key = `render-tokens:${appId}:${userId}:${form}`;
+    return this.turns.run(key, () =>
+      this.db.transaction().execute(async (trx) => {
+        await lockKey(trx, this.dialect, key);
+        await trimOlder(trx, form, appId, userId);
+        return issue(trx);
+      }),
+    );
   }
 
   /** A new render token of `form` (query: about a day; frame: 7 days), in `db`'s transaction when given. */
