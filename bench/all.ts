@@ -54,11 +54,14 @@ function createModule(bytes: number): string {
 }
 
 /** A user on the enterprise plan (ceilings high enough to measure speed, not limits) and a token. */
-async function benchUser(b: Brickyard): Promise<string> {
-  const { ctx } = b.built;
+/** A new enterprise account's id. */
+async function benchPerson(b: Brickyard): Promise<string> {
   const handle = `bench${randomBytes(3).toString("hex")}`;
-  const user = await ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "enterprise" });
-  return (await ctx.tokens.mintUserToken(user.id, {})).token;
+  return (await b.built.ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "enterprise" })).id;
+}
+
+async function benchUser(b: Brickyard): Promise<string> {
+  return (await b.built.ctx.tokens.mintUserToken(await benchPerson(b), {})).token;
 }
 
 async function call(url: string, method: string, token: string | null, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -162,10 +165,7 @@ async function readShareRow(b: Brickyard, client: LoadClient, neighbour: Target)
 
 /** The same while one signed-in person reloads an app's frame from FLOODERS connections: each load mints them a render token, rotating and trimming theirs. */
 async function renderShareRow(b: Brickyard, client: LoadClient, neighbour: Target): Promise<FloodShare> {
-  const { ctx } = b.built;
-  const handle = `reloader${randomBytes(3).toString("hex")}`;
-  const person = await ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "free" });
-  const cookie = `${sessionCookieName(b.url)}=${await ctx.sessions.create(person.id)}`;
+  const cookie = `${sessionCookieName(b.url)}=${await b.built.ctx.sessions.create(await benchPerson(b))}`;
   const created = await call(`${b.url}/app`, "POST", null, { module: trivialApp("bench-reloaded") });
   if (created.status !== 201) throw new Error(`creating the render-share app answered ${created.status}: ${JSON.stringify(created.json)}`);
   const id = created.json.id as string;

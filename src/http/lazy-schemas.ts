@@ -6,7 +6,7 @@ import SerializerSelector from "@fastify/fast-json-stringify-compiler";
 // server's start went on code for answers most routes never give (measured: buildApp 840 → 370
 // ms in-process, warm). Compiling each one when it is first used moves that cost to the first
 // request that needs it, a few milliseconds once. Whether every schema compiles at all is held
-// by test/http-schemas.test.ts, which compiles them all eagerly.
+// by test/http-lazy-schemas.test.ts, which compiles them all eagerly.
 
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>>;
 type SerializerFactory = ReturnType<typeof SerializerSelector>;

@@ -1,9 +1,9 @@
-import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { RENDER_TOKENS_KEPT } from "../../src/domain/web/render-tokens.ts";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
 import { expectError } from "../helpers/apps.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";
+import { mostWaiting } from "../helpers/pg-locks.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { openFrame, openShell } from "../helpers/web.ts";
 
@@ -49,7 +49,7 @@ describeEachDialect("hostile: a signed-in person reloading a page", (dialect) =>
     const loads = Promise.all(Array.from({ length: LOADS }, () => openShell(server, `/app/${appId}`, person.cookie)));
     // They queue in the process, not each on a pooled connection waiting for the lock: one person's
     // many page loads would otherwise hold every connection, and everyone else's requests wait.
-    if (dialect === "postgres") expect(await mostWaitingOnLocks(server, loads)).toBe(0);
+    if (dialect === "postgres") expect(await mostWaiting(server.ctx.db, "advisory", loads)).toBe(0);
     const queries = await loads;
     expect(new Set(queries).size).toBe(LOADS);
     expect(await rowsOf(appId, person.id, "query")).toBe(RENDER_TOKENS_KEPT);
@@ -95,15 +95,3 @@ describeEachDialect("hostile: a signed-in person reloading a page", (dialect) =>
     expect((await ping(elsewhere, theirsElsewhere)).body).toEqual({ ok: true, value: "pong" });
   });
 });
-
-/** The most sessions of the server's database seen waiting for an advisory lock at once, until `done` settles. */
-async function mostWaitingOnLocks(server: TestServer, done: Promise<unknown>): Promise<number> {
-  let settled = false;
-  void done.finally(() => (settled = true));
-  let most = 0;
-  while (!settled) {
-    const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_locks l join pg_database d on d.oid = l.database where l.locktype = 'advisory' and not l.granted and d.datname = current_database()`.execute(server.ctx.db);
-    most = Math.max(most, waiting.rows[0]?.n ?? 0);
-  }
-  return most;
-}

@@ -175,7 +175,7 @@ export class Snapshots {
   private async prune(appId: string): Promise<void> {
     const old = await this.db.selectFrom("app_snapshots").select("id").where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id", "desc").offset(SNAPSHOTS_KEPT).limit(1000).execute();
     if (old.length === 0) return;
-    await this.sweeping((trx) => trx.deleteFrom("app_snapshots").where("id", "in", old.map((o) => o.id)).execute());
+    await this.sweeping(old.map((o) => o.id));
   }
 
   /**
@@ -184,14 +184,14 @@ export class Snapshots {
    * fill its cap, snapshot it and be reaped, and its bytes stayed on disk for good.
    */
   async sweepValues(): Promise<number> {
-    return this.sweeping(() => Promise.resolve());
+    return this.sweeping([]);
   }
 
-  /** In one transaction that holds the values to itself: `first`, then the values nothing refers to go. */
-  private sweeping(first: (trx: Kysely<Database>) => Promise<unknown>): Promise<number> {
+  /** In one transaction that holds the values to itself: the snapshots `dropping` go, then the values nothing refers to. */
+  private sweeping(dropping: readonly string[]): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       await lockKey(trx, this.dialect, SHARED_VALUES);
-      await first(trx);
+      if (dropping.length > 0) await trx.deleteFrom("app_snapshots").where("id", "in", dropping).execute();
       const unreferenced = (eb: ExpressionBuilder<Database, "snapshot_values">) =>
         eb.not(eb.exists(eb.selectFrom("snapshot_entries").select("snapshot_entries.hash").whereRef("snapshot_entries.hash", "=", "snapshot_values.hash")));
       const result = await trx.deleteFrom("snapshot_values").where(unreferenced).executeTakeFirst();
