@@ -196,6 +196,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     dataDir: deps.config.dataDir,
     processes: deps.config.executors,
     freeProcesses: deps.config.freeExecutors,
+    newProcesses: deps.config.newExecutors,
     code: appCodeSource(apps, db),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     storage,

@@ -23,14 +23,15 @@ describe("executor: trials of suspects", () => {
     expect(trials.of("b")).not.toBe(first);
   });
 
-  it("convicts the only app that ran in a faulted group; the others stay on trial", () => {
+  it("dissolves a faulted group whose culprit was charged: the others stay on trial together", () => {
     const trials = new Trials(1);
     trials.accuse(["a", "b", "c"], 0);
     const group = trials.of("a");
     if (group === undefined) throw new Error("a is not on trial");
-    expect(trials.convict(group, ["b"], 10)).toBe("b");
+    trials.dissolve(group, "b", 10);
     expect(trials.of("b")).toBeUndefined();
     expect(trials.of("a")).toBeDefined();
+    expect(trials.of("a")).not.toBe(group);
     expect(trials.of("a")).toBe(trials.of("c"));
   });
 
@@ -39,17 +40,32 @@ describe("executor: trials of suspects", () => {
     const apps = ["a", "b", "c", "d", "e", "f", "g", "h"];
     trials.accuse(apps, 0);
     let faults = 0;
-    let guilty: string | null = null;
     // "e" is the culprit: each fault happens in the group that holds it.
-    while (guilty === null) {
-      const group = trials.of("e");
-      if (group === undefined) throw new Error("the culprit left its trial");
-      guilty = trials.convict(group, [...group.apps], faults);
+    for (let group = trials.of("e"); group !== undefined && group.apps.size > 1; group = trials.of("e")) {
+      trials.split(group, [...group.apps], faults);
       faults += 1;
     }
-    expect(guilty).toBe("e");
-    expect(faults).toBe(Math.log2(apps.length) + 1);
-    for (const id of apps.filter((id) => id !== "e")) expect(trials.of(id)).toBeDefined();
+    expect(trials.of("e")?.apps).toEqual(new Set(["e"]));
+    expect(faults).toBe(Math.log2(apps.length));
+    for (const id of apps) expect(trials.of(id)).toBeDefined();
+  });
+
+  it("gives a convict a group of its own, taking it out of a shared one; past capacity it joins the smallest", () => {
+    const trials = new Trials(2);
+    trials.accuse(["a", "b", "c"], 0);
+    expect(trials.of("a")).toBe(trials.of("c"));
+    const b = trials.of("b");
+    if (b === undefined) throw new Error("b is not on trial");
+    b.quietSince = -10_000;
+    expect(trials.acquit(0, 5_000)).toEqual([b]);
+    const own = trials.alone("a", 1);
+    expect([...own.apps]).toEqual(["a"]);
+    expect(trials.of("c")?.apps).toEqual(new Set(["c"]));
+    expect(trials.alone("a", 2)).toBe(own);
+    // Both groups are taken: a third convict shares the smallest.
+    expect(trials.alone("d", 3).apps.size).toBe(2);
+    trials.remove("d");
+    expect(trials.of("d")).toBeUndefined();
   });
 
   it("acquits groups with nothing in flight once they have been quiet for clearMs", () => {

@@ -22,6 +22,8 @@ export interface Config {
   executors: number;
   /** Number of workerd processes for unclaimed apps, apart from claimed ones (0: share them). */
   freeExecutors: number;
+  /** Processes per lane for the first calls of new apps and revisions (0: they run in the lane). */
+  newExecutors: number;
   /** Whether anyone may sign up (`open`) or only the CLI creates users (`closed`). */
   signup: "open" | "closed";
   /** SMTP URL for outgoing mail; unset keeps mail in the outbox table. */
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     blobStore: blobStore(nonEmpty(env.BLOB_STORE), dataDir),
     executors: integer(env, "EXECUTORS", availableParallelism(), 1, 64),
     freeExecutors: integer(env, "FREE_EXECUTORS", 1, 0, 64),
+    newExecutors: integer(env, "NEW_EXECUTORS", 1, 0, 64),
     signup,
     smtpUrl: nonEmpty(env.SMTP_URL),
     secretsKey,

@@ -66,6 +66,13 @@ export class ExecutorChannel {
   private staleAfter: number | null = null;
   /** Called once when the socket closes without close() having been called. */
   onClose: () => void = () => undefined;
+  /** A binding call arrived from the process: its app's code is running and yielding. */
+  onBinding: (invocation: string) => void = () => undefined;
+  /**
+   * An isolate's background work as its shim counts it (pending, and a sequence number that
+   * orders reports of one isolate): with each result, and when it changes between calls.
+   */
+  onBackground: (key: string, appId: string, pending: number, seq: number) => void = () => undefined;
 
   private constructor(
     private readonly socket: ChannelSocket,
@@ -87,6 +94,7 @@ export class ExecutorChannel {
   async run(call: ChannelRun, timeoutMs: number | undefined): Promise<ExecutorOutcome> {
     const { body, ...rest } = call;
     const { header, payload } = await this.request({ t: "run", ...rest }, body, timeoutMs);
+    this.background(call.key, call.appId, header.bg);
     if (header.outcome === "warm") return { kind: "response", status: 204, contentType: "", body: "" };
     // The isolate could not be built because its code could not be read here: none of it ran.
     if (header.outcome === "unavailable") throw new ExecutorFault("unavailable", "not_started", "the app's code could not be loaded; try again");
@@ -195,7 +203,12 @@ export class ExecutorChannel {
     const length = data.readUInt32BE(0);
     const header = JSON.parse(data.toString("utf8", 4, 4 + length)) as Record<string, unknown>;
     const payload = data.subarray(4 + length);
+    if (header.t === "bg") {
+      this.background(String(header.key), String(header.appId), header.bg);
+      return;
+    }
     if (header.t === "bind") {
+      this.onBinding(typeof header.invocation === "string" ? header.invocation : "");
       this.bind(header, payload).catch(() => {
         // The answer could not be sent (over the frame cap): the app gets an error, not a hang.
         if (this.closedWith === null) this.send({ t: "reply", id: header.id, status: 502, contentType: "application/json" }, JSON.stringify({ ok: false, error: { kind: "capability_error", message: "the answer was too large to send" } }));
@@ -209,6 +222,12 @@ export class ExecutorChannel {
     if (pending.timer !== null) clearTimeout(pending.timer);
     pending.resolve({ header, payload });
     if (this.onIdle !== null && this.pending.size === 0) this.onIdle();
+  }
+
+  private background(key: string, appId: string, bg: unknown): void {
+    if (!Array.isArray(bg)) return;
+    const [pending, seq] = bg as unknown[];
+    if (Number.isInteger(pending) && Number.isInteger(seq)) this.onBackground(key, appId, Number(pending), Number(seq));
   }
 
   private async bind(header: Record<string, unknown>, payload: Buffer): Promise<void> {

@@ -21,6 +21,11 @@ export interface ExecutorOptions {
   processes: number;
   /** FREE_EXECUTORS: processes for unclaimed apps (1 when omitted; 0 runs them with claimed ones). */
   freeProcesses?: number;
+  /**
+   * NEW_EXECUTORS: processes per lane for the first calls of new apps and new revisions (0 when
+   * omitted: they run in their lane). The server runs them: see pool.ts and first-calls.ts.
+   */
+  newProcesses?: number;
   code: CodeSource;
   /** Secrets for `env`; none when omitted. */
   secrets?: SecretsSource;
@@ -52,12 +57,16 @@ export interface ExecutorTuning {
   cpuBudgetMs: number;
   /** Hard ceiling per process: the kernel's limit where it lets us set one, and the RSS watchdog. */
   memoryMaxBytes: number;
-  /** An app that ran in a process this recently is a suspect when it faults (trials.ts). */
+  /** An app that ran in a process this recently is a suspect when it faults (blame.ts). */
   backgroundWindowMs: number;
   /** A group on trial that stays quiet and unharmed this long is acquitted. */
   probationMs: number;
   /** At most this many probation processes at once; more suspects share them. */
   probationProcesses: number;
+  /** Calls of a new revision answered within budget before its calls leave the fresh processes. */
+  callsToGraduate: number;
+  /** A conviction keeps an app apart this long; a second one within it quarantines the app (verdicts.ts). */
+  convictionWindowMs: number;
   quarantineMs: number;
   maxIsolatesPerProcess: number;
   isolateIdleMs: number;
@@ -86,6 +95,8 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   backgroundWindowMs: 10_000,
   probationMs: 5_000,
   probationProcesses: 4,
+  callsToGraduate: 3,
+  convictionWindowMs: 60 * 60_000,
   quarantineMs: 5 * 60_000,
   // ~1.5 MiB per isolate: 300 keeps a process near 500 MiB.
   maxIsolatesPerProcess: 300,
@@ -140,7 +151,7 @@ export class Executor {
     const dir = mkdtempSync(join(o.dataDir, "executor-"));
     chmodSync(dir, 0o700);
     writeOwner(dir);
-    for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js", "kv-cache.worker.js", "gc.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
+    for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js", "kv-cache.worker.js", "gc.worker.js", "background.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
     const egress: EgressConfig = { key: randomBytes(32).toString("base64url"), ...(o.egressTestOverrides ? { testOverrides: o.egressTestOverrides } : {}) };
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();
@@ -155,6 +166,8 @@ export class Executor {
       internalSocketPath,
       size: o.processes,
       freeSize: o.freeProcesses ?? 1,
+      newSize: o.newProcesses ?? 0,
+      live: (invocation) => invocations.get(invocation) !== undefined,
       ceiling,
       egress,
       bindings: (call) => bindings.handle(call),

@@ -14,6 +14,36 @@ export interface Inflight {
   since: number;
 }
 
+/**
+ * Background work each isolate of a process left pending after its calls answered, as its shim
+ * counts it (timers, fetches, ctx.waitUntil): the evidence that charges a stall after every call
+ * was answered to the app whose work was still running (blame.ts).
+ */
+export class BackgroundWork {
+  /** Isolate key → its app and its newest count. */
+  private readonly isolates = new Map<string, { appId: string; pending: number; seq: number }>();
+
+  report(key: string, appId: string, pending: number, seq: number): void {
+    const known = this.isolates.get(key);
+    if (known !== undefined && known.seq >= seq) return;
+    if (pending > 0) this.isolates.set(key, { appId, pending, seq });
+    // Kept at zero so that an older report arriving late cannot bring it back.
+    else if (known !== undefined) known.pending = 0;
+  }
+
+  /** The isolate is gone (evicted, or taken over under another key). */
+  forget(key: string): void {
+    this.isolates.delete(key);
+  }
+
+  /** Apps with work pending. */
+  apps(): Set<string> {
+    const out = new Set<string>();
+    for (const { appId, pending } of this.isolates.values()) if (pending > 0) out.add(appId);
+    return out;
+  }
+}
+
 /** A live process and what the pool knows about it. */
 export interface Member {
   proc: WorkerdProcess;
@@ -31,11 +61,15 @@ export interface Member {
   abort: AbortController;
   inflight: Set<Inflight>;
   isolates: IsolateTable;
+  background: BackgroundWork;
   /** App id → performance.now() when it last began or ended a call here. */
   ran: Map<string, number>;
   /** performance.now() when the last ping that was answered went out. */
   healthyAt: number;
-  /** CPU ms at the start of the current busy stretch (see checkCpu()), and whether a call ended since. */
+  /**
+   * CPU ms at the start of the current busy stretch (see checkCpu()), and whether a call ended or
+   * a live call made a binding call since (progress: the process is working, not running away).
+   */
   cpuMark: number | null;
   progressed: boolean;
   faulted: boolean;
@@ -61,9 +95,12 @@ export interface Slot {
 export const newSlot = (name: string, trial: Trial | null = null): Slot => ({ name, starts: 0, current: null, starting: null, recycling: false, load: 0, trial });
 
 /**
- * A process busy (over half of each tick on the CPU) for `cpuBudgetMs` of CPU time with no call
- * finishing is running something away, in slices too short for the ping to notice or in the
- * background after a call answered. Reads the process's CPU time once per watchdog tick.
+ * A process busy (over half of each tick on the CPU) for `cpuBudgetMs` of CPU time with no
+ * progress (no call finishing, no binding call from a call still running) is running something
+ * away, in slices too short for the ping to notice or in the background after a call answered.
+ * An honest op that loops over its data makes binding calls all along: it is working, however
+ * long it keeps the process busy, and its own deadline still bounds it. Reads the process's CPU
+ * time once per watchdog tick.
  */
 export function overCpuBudget(member: Member, o: { pingIntervalMs: number; cpuBudgetMs: number }): boolean {
   const cpu = member.proc.cpuMs();
@@ -78,13 +115,6 @@ export function overCpuBudget(member: Member, o: { pingIntervalMs: number; cpuBu
   }
   member.cpuMark ??= last;
   return cpu - member.cpuMark >= o.cpuBudgetMs;
-}
-
-/** After a fault: the apps in flight, and those that ran since the last good ping or lately. */
-export function suspectsOf(member: Member, backgroundWindowMs: number, now: number): string[] {
-  const out = new Set([...member.inflight].map((e) => e.appId));
-  for (const [appId, at] of member.ran) if (at >= member.healthyAt || now - at <= backgroundWindowMs) out.add(appId);
-  return out.size > 0 ? [...out] : [...member.ran.keys()];
 }
 
 /** A call this slow may have filled the process's memory: its RSS is read before it answers. */

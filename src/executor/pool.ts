@@ -6,10 +6,13 @@ import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { buildOf, IsolateTable } from "./isolates.ts";
 import type { MemoryCeiling } from "./memory-ceiling.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
+import { Court } from "./court.ts";
+import { FirstCalls } from "./first-calls.ts";
 import type { Quarantine } from "./quarantine.ts";
-import { Trials, type Trial } from "./trials.ts";
+import type { Trial } from "./trials.ts";
 import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane } from "./types.ts";
-import { newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, suspectsOf, type Inflight, type Member, type Slot } from "./pool-members.ts";
+import { Verdicts } from "./verdicts.ts";
+import { BackgroundWork, newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, type Inflight, type Member, type Slot } from "./pool-members.ts";
 
 /** The pool's share of the executor's tuning (see ExecutorTuning for what each knob means). */
 type PoolTuning = Pick<
@@ -21,6 +24,8 @@ type PoolTuning = Pick<
   | "backgroundWindowMs"
   | "probationMs"
   | "probationProcesses"
+  | "callsToGraduate"
+  | "convictionWindowMs"
   | "maxIsolatesPerProcess"
   | "isolateIdleMs"
   | "evictionsPerTick"
@@ -34,6 +39,10 @@ export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
   /** Processes per lane; a free lane of 0 runs free apps with the claimed ones. */
   size: number;
   freeSize: number;
+  /** Processes per lane for apps' first calls of new code (FirstCalls); 0 runs them in the lane. */
+  newSize: number;
+  /** Whether an invocation is still running: only its binding calls count as progress. */
+  live: (invocation: string) => boolean;
   /** The kernel's per-process memory limit, where this host lets us set one. */
   ceiling: MemoryCeiling | null;
   /** Answers the binding calls (env.KV …) that come back over each process's channel. */
@@ -41,7 +50,8 @@ export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
 }
 
 export type PoolEvent =
-  | { type: "fault"; slot: string; reason: FaultReason; suspects: string[]; quarantined: string | null; failedCalls: number }
+  | { type: "fault"; slot: string; reason: FaultReason; suspects: string[]; culprit: string | null; sole: boolean; quarantined: string | null; failedCalls: number }
+  | { type: "graduated"; appId: string; revision: number }
   | { type: "acquitted"; slot: string; apps: string[] }
   | { type: "recycle"; slot: string; rssBytes: number }
   | { type: "channel_rotated"; slot: string }
@@ -50,16 +60,21 @@ export type PoolEvent =
 
 /**
  * Two lanes of workerd processes: claimed apps in one, free (unclaimed) apps in the other, so
- * nothing an anonymous app does reaches a claimed one. Within a lane each app goes to a process
- * by a stable hash of its id. A watchdog pings every process and reads its CPU time and RSS: one
- * that stops answering for `pingTimeoutMs`, stays busy for `cpuBudgetMs` without finishing a
- * call, passes `memoryMaxBytes` or exits is killed and restarted, and its in-flight calls fail.
- * Which isolate did it cannot be told from outside a process, so every app that ran there lately
- * is a suspect and goes on trial (trials.ts): only a fault in a process of its own convicts an app.
+ * nothing an anonymous app does reaches a claimed one; each lane has `fresh` processes of its own
+ * for the first calls of new code (FirstCalls), so a new app that loops reaches only apps as new
+ * as it is. Within a lane each app goes to a process by a stable hash of its id. A watchdog pings
+ * every process and reads its CPU time and RSS: one that stops answering for `pingTimeoutMs`,
+ * stays busy for `cpuBudgetMs` without progress, passes `memoryMaxBytes` or exits is killed and
+ * restarted, and its in-flight calls fail. Which isolate did it cannot be seen from outside a
+ * process: the court (court.ts) judges from what the pool saw, and a read op caught in someone
+ * else's fault runs once more on a fresh process.
  */
 export class ExecutorPool {
   private readonly lanes: Record<Lane, Slot[]>;
-  private readonly trials: Trials;
+  /** First calls of new code, per lane; null when they run in the lane (`newSize` 0). */
+  private readonly fresh: Record<Lane, Slot[]> | null;
+  private readonly court: Court;
+  private readonly firstCalls: FirstCalls;
   private readonly trialSlots = new Map<Trial, Slot>();
   /** Every live process, draining ones included, so close() can kill them all. */
   private readonly members = new Set<Member>();
@@ -70,18 +85,19 @@ export class ExecutorPool {
   constructor(
     private readonly o: PoolOptions,
     private readonly clock: Clock,
-    private readonly quarantine: Quarantine,
+    quarantine: Quarantine,
     private readonly bundle: (appId: string, revision: number) => Promise<CodeBundle | null>,
   ) {
-    const claimed = Array.from({ length: o.size }, (_, i) => newSlot(`claimed-${i}`));
-    this.lanes = { claimed, free: o.freeSize === 0 ? claimed : Array.from({ length: o.freeSize }, (_, i) => newSlot(`free-${i}`)) };
-    this.trials = new Trials(o.probationProcesses);
+    this.lanes = lanesOf("", o.size, o.freeSize);
+    this.fresh = o.newSize === 0 ? null : lanesOf("new-", o.newSize, o.freeSize === 0 ? 0 : o.newSize);
+    this.court = new Court(quarantine, new Verdicts(clock, o.convictionWindowMs), o.probationProcesses, o.backgroundWindowMs);
+    this.firstCalls = new FirstCalls(o.callsToGraduate);
   }
 
-  /** Every lane slot and every probation slot. */
+  /** Every lane slot, fresh slot and probation slot. */
   private get slots(): Slot[] {
-    const lanes = this.lanes.free === this.lanes.claimed ? this.lanes.claimed : [...this.lanes.claimed, ...this.lanes.free];
-    return [...lanes, ...this.trialSlots.values()];
+    const distinct = (lanes: Record<Lane, Slot[]>) => (lanes.free === lanes.claimed ? lanes.claimed : [...lanes.claimed, ...lanes.free]);
+    return [...distinct(this.lanes), ...(this.fresh === null ? [] : distinct(this.fresh)), ...this.trialSlots.values()];
   }
 
   async start(): Promise<void> {
@@ -99,16 +115,27 @@ export class ExecutorPool {
     return !this.closed && this.slots.every((s) => s.trial !== null || s.starting !== null || (s.current !== null && !s.current.faulted));
   }
 
+  /**
+   * Runs a call where its app belongs (placement()). A read op whose process was killed for a
+   * fault charged to other apps runs once more, on whatever process it is placed on now: it
+   * changed nothing (DECISIONS §4: `access: "read"`), and it was only caught in someone's fault.
+   */
   async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
-    if (this.closed) throw new ExecutorFault("shutting_down", "not_started", "the executor is shutting down");
-    const left = this.quarantine.remaining(call.appId, call.ownerId ?? null);
-    if (left.ms > 0) {
-      const who = left.of === "owner" ? "this account's apps took executors down repeatedly and are" : "this app took an executor down and is";
-      throw new ExecutorFault("quarantined", "not_started", `${who} quarantined for ${Math.ceil(left.ms / 1000)} s more`);
+    const startedAt = performance.now();
+    try {
+      return await this.attempt(call);
+    } catch (error) {
+      if (!caughtIn(call, error)) throw error;
+      const left = call.deadlineMs === undefined ? undefined : Math.max(1, call.deadlineMs - (performance.now() - startedAt));
+      return this.attempt({ ...call, ...(left === undefined ? {} : { deadlineMs: left }) });
     }
-    this.quarantine.owner(call.appId, call.ownerId);
-    const trial = this.trials.of(call.appId);
-    const slot = trial === undefined ? placeFor(this.lanes[call.lane ?? "claimed"], call.appId) : this.trialSlot(trial);
+  }
+
+  private async attempt(call: ExecutorCall): Promise<ExecutorOutcome> {
+    if (this.closed) throw new ExecutorFault("shutting_down", "not_started", "the executor is shutting down");
+    const refusal = this.court.admit(call.appId, call.ownerId ?? null);
+    if (refusal !== null) throw refusal;
+    const { slot, trial } = this.placement(call);
     // A warm-up is not load: a call that came while its app's isolate is being built (by one
     // warm-up or, staged then adopted, two) waits for that build rather than spill onto a
     // process that would build it all over again.
@@ -124,6 +151,26 @@ export class ExecutorPool {
         trial.quietSince = performance.now();
       }
     }
+  }
+
+  /**
+   * Where a call runs: its app's trial group, or a group of its own while on parole (court.ts);
+   * the fresh processes while its code has not proven itself (FirstCalls); else its lane's.
+   */
+  private placement(call: Pick<ExecutorCall, "appId" | "revision" | "lane" | "staged">): { slot: Slot; trial: Trial | undefined } {
+    const trial = this.court.trialOf(call.appId, performance.now());
+    if (trial !== undefined) return { slot: this.trialSlot(trial), trial };
+    const proven = call.staged === undefined && this.firstCalls.graduated(call.appId, call.revision);
+    const lanes = this.fresh === null || proven ? this.lanes : this.fresh;
+    return { slot: placeFor(lanes[call.lane ?? "claimed"], call.appId), trial };
+  }
+
+  /** After a call of new code answered within budget: its app may have graduated (then warmed where its calls go next). */
+  private answered(call: ExecutorCall): void {
+    if (call.warm === true || call.staged !== undefined || !this.firstCalls.answered(call.appId, call.revision) || this.fresh === null) return;
+    this.onEvent({ type: "graduated", appId: call.appId, revision: call.revision });
+    const { allowance: _, access: __, ...isolate } = call;
+    void this.invoke({ ...isolate, op: "", headers: {}, body: "", warm: true }).catch(() => undefined);
   }
 
   private trialSlot(trial: Trial): Slot {
@@ -144,7 +191,10 @@ export class ExecutorPool {
     // A staged isolate of this very code, still here and not on its way out, is taken over as it
     // is (built or still building); the supervisor renames it. Anywhere else it is left to idle out.
     const adopt = call.adopt !== undefined && member.isolates.has(call.adopt) && !member.isolates.evicting.has(call.adopt) && !member.isolates.has(key) ? call.adopt : null;
-    if (adopt !== null) member.isolates.forget(adopt);
+    if (adopt !== null) {
+      member.isolates.forget(adopt);
+      member.background.forget(adopt);
+    }
     // First call of this isolate in this process: send the code along, saving the supervisor a
     // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
     const code = call.staged?.code ?? (adopt !== null || member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null));
@@ -177,6 +227,7 @@ export class ExecutorPool {
         this.fault(slot, member, "memory");
         throw member.abort.signal.reason;
       }
+      this.answered(call);
       return outcome;
     } catch (error) {
       const reason: unknown = member.abort.signal.reason;
@@ -238,11 +289,12 @@ export class ExecutorPool {
     return this.slots.flatMap((s) => (s.current?.proc.pid === undefined ? [] : [s.current.proc.pid]));
   }
 
-  /** The live process an app's calls go to (tests kill it to prove restarts). */
-  processOf(appId: string, lane: Lane = "claimed"): WorkerdProcess | null {
-    const trial = this.trials.of(appId);
-    const slot = trial === undefined ? slotFor(this.lanes[lane], appId) : this.trialSlots.get(trial);
-    return slot?.current?.proc ?? null;
+  /** The live process the app's next call of `revision` goes to, barring a spill (tests kill it to prove restarts). */
+  processOf(appId: string, lane: Lane = "claimed", revision?: number): WorkerdProcess | null {
+    const trial = this.court.trialOf(appId, performance.now());
+    if (trial !== undefined) return this.trialSlots.get(trial)?.current?.proc ?? null;
+    const proven = revision === undefined || this.firstCalls.graduated(appId, revision);
+    return slotFor((this.fresh === null || proven ? this.lanes : this.fresh)[lane], appId).current?.proc ?? null;
   }
 
   private ensure(slot: Slot): Promise<Member> {
@@ -281,6 +333,7 @@ export class ExecutorPool {
     }
     const abort = new AbortController();
     const member: Member = {
+      background: new BackgroundWork(),
       proc,
       channel,
       channels: new Set([channel]),
@@ -326,6 +379,12 @@ export class ExecutorPool {
     channel.onClose = () => {
       if (!this.closed) this.fault(slot, member, "crashed");
     };
+    // A binding call of a call still running: its code is yielding, so the process is working.
+    // (A finished invocation's calls are refused, and a loop of refusals is no progress.)
+    channel.onBinding = (invocation) => {
+      if (this.o.live(invocation)) member.progressed = true;
+    };
+    channel.onBackground = (key, appId, pending, seq) => member.background.report(key, appId, pending, seq);
   }
 
   /**
@@ -362,8 +421,8 @@ export class ExecutorPool {
   }
 
   /**
-   * Kill, fail in-flight calls, restart. On a shared process every app that ran there lately
-   * goes on trial; on a probation process the group is convicted (one app) or split.
+   * Kill, fail in-flight calls, restart. The court judges who caused it from what this process
+   * showed (blame.ts); calls of apps not charged with it may be retried (invoke()).
    */
   private fault(slot: Slot, member: Member, reason: FaultReason): void {
     // A draining process that dies idle, or that we killed, is no fault. One that dies with calls
@@ -371,33 +430,19 @@ export class ExecutorPool {
     // escape blame because its process was already being replaced.
     if (member.faulted || (member.retiring && (member.inflight.size === 0 || member.proc.killed))) return;
     member.faulted = true;
-    const now = performance.now();
-    let suspects: string[];
-    let quarantined: string | null = null;
-    if (slot.trial === null) {
-      suspects = suspectsOf(member, this.o.backgroundWindowMs, now);
-      this.trials.accuse(suspects, now);
-    } else {
-      // Of the group, only apps that ran in this process can have brought it down.
-      suspects = [...slot.trial.apps].filter((appId) => member.ran.has(appId));
-      quarantined = this.trials.convict(slot.trial, suspects, now);
-      if (quarantined !== null) this.quarantine.add(quarantined);
-      this.trialSlots.delete(slot.trial);
-    }
+    const evidence = { inflight: [...member.inflight], ran: member.ran, background: member.background.apps(), healthyAt: member.healthyAt };
+    const judgment = this.court.judge(slot.trial, evidence, performance.now());
+    if (slot.trial !== null) this.trialSlots.delete(slot.trial);
     const failed = member.inflight.size;
-    this.failAll(member, new ExecutorFault(reason, "may_have_run", FAULT_MESSAGES[reason] ?? "the executor process died and was restarted"));
+    this.failAll(member, new ExecutorFault(reason, "may_have_run", FAULT_MESSAGES[reason] ?? "the executor process died and was restarted", judgment.charged));
     member.proc.kill();
-    this.onEvent({ type: "fault", slot: slot.name, reason, suspects, quarantined, failedCalls: failed });
+    const { suspects, culprit, sole, quarantined } = judgment;
+    this.onEvent({ type: "fault", slot: slot.name, reason, suspects, culprit, sole, quarantined, failedCalls: failed });
     if (slot.current === member) slot.current = null;
     // A probation process is not restarted: its group's next call starts a process of its own.
     if (!this.closed && slot.trial === null) void this.ensure(slot).catch(() => undefined);
   }
 
-  /**
-   * Apps whose code may be running in a shared process: those in flight, those that ran since its
-   * last answered ping or within `backgroundWindowMs` (work they left behind: ctx.waitUntil, a
-   * timer); when none did, every app it has run.
-   */
   private failAll(member: Member, fault: ExecutorFault): void {
     member.abort.abort(fault);
   }
@@ -405,7 +450,7 @@ export class ExecutorPool {
   private tick(): void {
     const now = this.clock.now();
     const real = performance.now();
-    for (const trial of this.trials.acquit(real, this.o.probationMs)) {
+    for (const trial of this.court.acquit(real, this.o.probationMs)) {
       const slot = this.trialSlots.get(trial);
       this.trialSlots.delete(trial);
       this.onEvent({ type: "acquitted", slot: slot?.name ?? `trial-${trial.id}`, apps: [...trial.apps] });
@@ -458,6 +503,7 @@ export class ExecutorPool {
         .finally(() => {
           member.isolates.evicting.delete(key);
           member.isolates.forget(key);
+          member.background.forget(key);
           this.onEvent({ type: "evicted", slot: slot.name, key });
           if (++member.evictions >= this.o.channelRotateEvictions) this.rotate(slot, member);
         });
@@ -494,3 +540,16 @@ const FAULT_MESSAGES: Partial<Record<FaultReason, string>> = {
   memory: "the executor passed its memory ceiling and was restarted",
 };
 
+/** Lane slots named `${prefix}claimed-0` …; a free lane of 0 shares the claimed one. */
+function lanesOf(prefix: string, size: number, freeSize: number): Record<Lane, Slot[]> {
+  const claimed = Array.from({ length: size }, (_, i) => newSlot(`${prefix}claimed-${i}`));
+  return { claimed, free: freeSize === 0 ? claimed : Array.from({ length: freeSize }, (_, i) => newSlot(`${prefix}free-${i}`)) };
+}
+
+const RETRIED_FAULTS: ReadonlySet<FaultReason> = new Set(["crashed", "hung", "cpu", "memory"]);
+
+/** A read op's call failed with a process that someone else's fault took down: worth one more try. */
+function caughtIn(call: ExecutorCall, error: unknown): boolean {
+  if (call.access !== "read" || call.warm === true || !(error instanceof ExecutorFault)) return false;
+  return error.execution === "may_have_run" && RETRIED_FAULTS.has(error.reason) && error.charged !== undefined && !error.charged.has(call.appId);
+}

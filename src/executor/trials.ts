@@ -1,11 +1,11 @@
 /**
- * Suspects on trial. When a shared workerd process hangs, crashes or burns its CPU budget, the
- * pool cannot see which isolate did it: every app that ran there lately is a suspect. Suspects
- * leave the shared process and run in probation processes, a group per process, where nothing
- * else runs. A group whose process faults again splits in two; a group of one is the culprit. A
- * group that stays quiet and unharmed for a while goes back. So a guilty app is found in about
- * log2(suspects) faults of its own, and an innocent one loses at most the call it had in flight
- * when its group's process went down.
+ * Suspects and convicts on trial. When a shared workerd process hangs, crashes or burns its CPU
+ * budget and the evidence points at no one app (blame.ts), every suspect leaves the shared
+ * process and runs in probation processes, a group per process, where nothing else runs. A group
+ * whose process faults again splits in two; a group of one is the culprit. A group that stays
+ * quiet and unharmed for a while goes back. An app convicted (court.ts) runs in a group of its own
+ * while on parole. So a guilty app is found in about log2(suspects) faults of its own, and an
+ * innocent one loses at most the call it had in flight when its group's process went down.
  */
 export interface Trial {
   readonly id: number;
@@ -44,23 +44,40 @@ export class Trials {
     fresh.forEach((appId, i) => this.join(groups[i % groups.length] as Trial, appId));
   }
 
+  /** The app's own group (a convict on parole): made for it, or the smallest there is past capacity. */
+  alone(appId: string, now: number): Trial {
+    const current = this.byApp.get(appId);
+    if (current?.apps.size === 1) return current;
+    if (current !== undefined) this.leave(current, appId);
+    const group = this.live.size < this.capacity ? this.open(now) : this.smallest();
+    this.join(group, appId);
+    return group;
+  }
+
   /**
-   * The group's own process faulted while `ran` had run there. One app: it is guilty, and
-   * returned. Several: they split in two, each half in a process of its own next time one of
-   * its apps is called. Apps of the group that had not run stay on trial with the first half.
+   * The group's own process faulted while `ran` had run there and the evidence pointed at none of
+   * them: they split in two, each half in a process of its own next time one of its apps is
+   * called. Apps of the group that had not run stay on trial with the first half.
    */
-  convict(trial: Trial, ran: readonly string[], now: number): string | null {
+  split(trial: Trial, ran: readonly string[], now: number): void {
     this.close(trial);
     const suspects = ran.filter((appId) => trial.apps.has(appId));
     const idle = [...trial.apps].filter((appId) => !suspects.includes(appId));
-    if (suspects.length === 1) {
-      if (idle.length > 0) this.regroup(idle, now);
-      return suspects[0] ?? null;
-    }
     const half = Math.ceil(suspects.length / 2);
     this.regroup([...suspects.slice(0, half), ...idle], now);
     this.regroup(suspects.slice(half), now);
-    return null;
+  }
+
+  /** The group's process faulted and `culprit` was charged: the others stay on trial together. */
+  dissolve(trial: Trial, culprit: string, now: number): void {
+    this.close(trial);
+    this.regroup([...trial.apps].filter((appId) => appId !== culprit), now);
+  }
+
+  /** Takes an app off trial (it is quarantined: its calls do not run at all). */
+  remove(appId: string): void {
+    const trial = this.byApp.get(appId);
+    if (trial !== undefined) this.leave(trial, appId);
   }
 
   /** Groups with no call in flight, quiet for `clearMs`: acquitted and removed. */
@@ -85,6 +102,11 @@ export class Trials {
   private join(trial: Trial, appId: string): void {
     trial.apps.add(appId);
     this.byApp.set(appId, trial);
+  }
+
+  private leave(trial: Trial, appId: string): void {
+    trial.apps.delete(appId);
+    this.byApp.delete(appId);
   }
 
   private close(trial: Trial): void {

@@ -67,6 +67,8 @@ export interface ExecutorCall {
   ownerId?: string | null;
   /** Wall-clock deadline of the call (30 s for op calls). */
   deadlineMs?: number;
+  /** The op's declared access: a read caught in another app's fault is run once more (pool.ts). */
+  access?: "read" | "write";
   /** Bytes of KV writes the op may make without waiting (its invocation's lease); Executor sets it. */
   allowance?: number;
   /** Only build the isolate (its module's top level runs), no op: Executor.warm sets it. */
@@ -98,6 +100,8 @@ export class ExecutorFault extends Error {
     readonly reason: FaultReason,
     readonly execution: "not_started" | "may_have_run",
     message: string,
+    /** For a process fault: the apps charged with it (blame.ts); the others were caught in it. */
+    readonly charged?: ReadonlySet<string>,
   ) {
     super(message);
     this.name = "ExecutorFault";

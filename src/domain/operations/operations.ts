@@ -150,6 +150,7 @@ export class Operations {
         },
         body: JSON.stringify(input),
         deadlineMs: this.deadlineMs,
+        access,
       });
     } catch (error) {
       this.counts?.count(app.id, true);

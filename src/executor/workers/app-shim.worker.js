@@ -8,7 +8,13 @@
 // Whatever could be refused (a key or value out of bounds, past the allowance, a read op) goes
 // to Node straight away as before, so the app sees every refusal at the call that caused it.
 // First: it removes V8's gc() from the global scope before any of the app's code runs.
+//
+// Background work (timers, fetches, ctx.waitUntil) still pending when an op answers is reported
+// with the result (`bg`), and while no call of this isolate is in flight, each time it starts or
+// ends: the pool charges a process that stalls to the apps whose work was pending (blame.ts).
 import { collect } from "./brickyard-gc.js";
+// Second: it wraps the timer globals and fetch before app code can take the originals.
+import { background, track } from "./brickyard-background.js";
 import app from "./app.js";
 import { KvCache } from "./brickyard-kv-cache.js";
 import { abortIsolate, RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
@@ -42,6 +48,19 @@ const encoder = new TextEncoder();
 // apps beside it, and the garbage a busy app leaves is what its calls of one interval made.
 let callsSinceCollect = 0;
 let lastCollect = Date.now();
+
+// Op calls of this isolate in flight: while there are any, their results carry the count.
+let inflight = 0;
+// The newest session's Bindings reports changes that come when no call is in flight.
+let report = null;
+background.listen((n) => {
+  if (inflight > 0 || report === null) return;
+  try {
+    void Promise.resolve(report(n)).catch(() => undefined);
+  } catch {
+    // Its session was let go (a rotated channel): the next result carries the count.
+  }
+});
 
 // Past this many queued writes, the next one sends them (keeps a frame's header small).
 const MAX_QUEUED_WRITES = 256;
@@ -79,10 +98,13 @@ class Session extends RpcTarget {
     const call = binder(this.#bindings, headers["x-svc-invocation"] ?? "");
     const writes = new WriteBehind(allowance, call, cache);
     const appEnv = makeEnv(this.#env, call, cache, live, writes);
+    const bindings = this.#bindings;
+    report = (n) => bindings.background(n);
+    inflight += 1;
     let result;
     try {
       if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
-      const res = await app.fetch(request, appEnv, this.#ctx);
+      const res = await app.fetch(request, appEnv, appContext(this.#ctx));
       if (!(res instanceof Response)) throw new TypeError("default.fetch must return a Response");
       result = { outcome: "response", status: res.status, contentType: res.headers.get("content-type") ?? "", body: await res.text() };
     } catch (error) {
@@ -91,6 +113,7 @@ class Session extends RpcTarget {
     } finally {
       // Node refuses a finished invocation's binding calls; cached reads must refuse them too.
       live.done = true;
+      inflight -= 1;
     }
     // Date.now() stands still while code runs, but each call is a new event: this is wall time.
     const gc = this.#env.GC_POLICY;
@@ -101,9 +124,24 @@ class Session extends RpcTarget {
     }
     // The writes still queued go with the result; those sent already must have committed.
     const queued = writes.finish();
-    if (!(await writes.settled())) return { outcome: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "" };
-    return queued === null ? result : { ...result, ...queued };
+    if (!(await writes.settled())) return { outcome: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "", bg: background.now() };
+    return { ...result, ...(queued ?? {}), bg: background.now() };
   }
+}
+
+/** The `ctx` an app's fetch gets: the session's, with each waitUntil promise counted as background work. */
+function appContext(ctx) {
+  return Object.freeze({
+    waitUntil(promise) {
+      ctx.waitUntil(track(promise));
+    },
+    passThroughOnException() {
+      ctx.passThroughOnException?.();
+    },
+    get props() {
+      return ctx.props;
+    },
+  });
 }
 
 /** Calls a binding in Node as this invocation; a refusal throws with its kind. */

@@ -177,6 +177,7 @@ class Channel {
       if (held !== undefined) {
         this.sessions.delete(header.adopt);
         this.sessions.set(key, held);
+        held.bindings.rekey(key);
       }
     }
     // A warm-up has no invocation to fetch code with, and a failed fetch would stay with the key
@@ -198,8 +199,9 @@ class Channel {
       });
       const entry = worker.getEntrypoint("Shim");
       // An RpcPromise, awaited once; the handles are released explicitly in drop().
-      const session = entry.open(new Bindings(this, header.appId)).then((stub) => stub);
-      held = { appId: header.appId, worker, entry, session, invalidations: new Invalidations(), fetch };
+      const bindings = new Bindings(this, header.appId, key);
+      const session = entry.open(bindings).then((stub) => stub);
+      held = { appId: header.appId, worker, entry, session, bindings, invalidations: new Invalidations(), fetch };
       this.sessions.set(key, held);
       let ofApp = this.appSessions.get(header.appId);
       if (ofApp === undefined) this.appSessions.set(header.appId, (ofApp = new Set()));
@@ -258,7 +260,13 @@ class Channel {
       // Built-ins (node:buffer, node:events, …) only for modules that import them.
       compatibilityFlags: code.nodeCompat ? ["nodejs_compat"] : [],
       mainModule: "brickyard-shim.js",
-      modules: { "brickyard-shim.js": this.env.SHIM, "brickyard-gc.js": this.env.GC_HOOK, "brickyard-kv-cache.js": this.env.KV_CACHE, "app.js": code.module },
+      modules: {
+        "brickyard-shim.js": this.env.SHIM,
+        "brickyard-gc.js": this.env.GC_HOOK,
+        "brickyard-background.js": this.env.BACKGROUND,
+        "brickyard-kv-cache.js": this.env.KV_CACHE,
+        "app.js": code.module,
+      },
       // GC_POLICY is the shim's own (when to collect); the app's env is built from CAPS and VARS only.
       env: { CAPS: caps, VARS: code.vars ?? {}, GC_POLICY: this.env.GC_POLICY },
       // Every fetch() and connect() of the app goes through Egress, which knows what it declared.
@@ -294,16 +302,29 @@ class Channel {
 class Bindings extends RpcTarget {
   #channel;
   #appId;
+  #key;
 
-  constructor(channel, appId) {
+  constructor(channel, appId, key) {
     super();
     this.#channel = channel;
     this.#appId = appId;
+    this.#key = key;
   }
 
   call(header, payload) {
     const { invocation, path, key, contentType, writes } = header;
     return this.#channel.bind(this.#appId, { invocation: String(invocation), path: String(path), key, contentType, writes }, payload);
+  }
+
+  /** A staged isolate taken over by its revision reports under the revision's key from now on. */
+  rekey(key) {
+    this.#key = key;
+  }
+
+  /** The isolate's background work started or ended while none of its calls was in flight: [pending, seq]. */
+  background(now) {
+    const [pending, seq] = Array.isArray(now) ? now : [];
+    if (Number.isInteger(pending) && Number.isInteger(seq)) this.#channel.send({ t: "bg", key: this.#key, appId: this.#appId, bg: [pending, seq] });
   }
 }
 
