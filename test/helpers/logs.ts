@@ -25,6 +25,12 @@ export class LogCapture extends Writable {
     return new Promise((resolve) => this.waiters.add({ matches, resolve }));
   }
 
+  /** The first line logged so far, or from now on, that `matches` (a server in another process logs a little later). */
+  find(matches: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+    const seen = this.lines().find(matches);
+    return seen === undefined ? this.next(matches) : Promise.resolve(seen);
+  }
+
   get text(): string {
     return this.chunks.join("");
   }

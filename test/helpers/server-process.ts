@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,9 +57,9 @@ export async function setUpDeployment(env: Record<string, string | undefined>): 
 /**
  * `brickyard serve` with `env`, on `port` at every start when given (an instance a load balancer
  * knows by address), else on a fresh free port. BASE_URL is the instance's own origin unless
- * `env` names one.
+ * `env` names one. `onLine` gets each line the server writes to stdout (its JSON log).
  */
-export function instanceProcess(env: Record<string, string | undefined>, port?: number): InstanceProcess {
+export function instanceProcess(env: Record<string, string | undefined>, port?: number, onLine?: (line: string) => void): InstanceProcess {
   let child: ChildProcess | null = null;
   let base = "";
   const killGroup = (): Promise<void> => {
@@ -82,7 +83,9 @@ export function instanceProcess(env: Record<string, string | undefined>, port?: 
       const listen = port ?? (await freePort());
       base = `http://127.0.0.1:${listen}`;
       // Its own process group, so one signal takes Node and the workerd processes it started.
-      child = spawn(process.execPath, [BIN, "serve"], { env: { BASE_URL: base, ...env, PORT: String(listen) }, stdio: process.env.SERVER_PROCESS_LOGS === undefined ? "ignore" : "inherit", detached: true });
+      const stdout = onLine !== undefined ? "pipe" : process.env.SERVER_PROCESS_LOGS === undefined ? "ignore" : "inherit";
+      child = spawn(process.execPath, [BIN, "serve"], { env: { BASE_URL: base, ...env, PORT: String(listen) }, stdio: ["ignore", stdout, process.env.SERVER_PROCESS_LOGS === undefined ? "ignore" : "inherit"], detached: true });
+      if (onLine !== undefined && child.stdout !== null) createInterface({ input: child.stdout }).on("line", onLine);
       await poll(() => fetch(`${base}/healthz`).then((res) => (res.ok ? res : Promise.reject(new Error(String(res.status))))));
     },
     killGroup,

@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import type { TestServer } from "./server.ts";
 
 /** Opens an app's shell as a browser would and returns the query render token of its frame. */
-export async function openShell(server: TestServer, path: string, cookie?: string): Promise<string> {
+export async function openShell(server: Pick<TestServer, "client">, path: string, cookie?: string): Promise<string> {
   const res = await server.client.get(path, { headers: { accept: "text/html" }, ...(cookie === undefined ? {} : { cookie }) });
   expect(res.status, res.text.slice(0, 300)).toBe(200);
   const match = /\/frame\?t=(svc_render_[A-Za-z0-9]+)/.exec(res.text);
@@ -11,7 +11,7 @@ export async function openShell(server: TestServer, path: string, cookie?: strin
 }
 
 /** Loads the frame with a query token and returns the SDK's render token embedded in it. */
-export async function openFrame(server: TestServer, appId: string, queryToken: string): Promise<string> {
+export async function openFrame(server: Pick<TestServer, "client">, appId: string, queryToken: string): Promise<string> {
   const res = await server.client.get(`/app/${appId}/frame?t=${queryToken}`);
   expect(res.status, res.text.slice(0, 300)).toBe(200);
   const match = /"token":"(svc_render_[A-Za-z0-9]+)"/.exec(res.text);

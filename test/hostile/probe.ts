@@ -1,21 +1,21 @@
 // The load and the stopwatch of the hostile suite, in a process of its own so that what it
 // measures is the server's latency, not the test process's event loop (the server runs there).
-// Calls the victim's op `rate` times a second and /healthz every `healthzMs`, and writes one JSON
-// line per answer: {kind, at, ms, ok}. Stops when its stdin closes.
+// Calls each victim's op `rate` times a second and /healthz every `healthzMs`, and writes one
+// JSON line per answer: {kind, name, at, ms, ok, status}. Stops when its stdin closes.
 interface ProbeArgs {
   url: string;
-  victim: { id: string; token: string; op: string; expect: string };
+  victims: { name: string; id: string; token: string; op: string; expect: string }[];
   rate: number;
   healthzMs: number;
 }
 
-const { url, victim, rate, healthzMs } = JSON.parse(process.argv[2] ?? "{}") as ProbeArgs;
+const { url, victims, rate, healthzMs } = JSON.parse(process.argv[2] ?? "{}") as ProbeArgs;
 
-function emit(sample: { kind: string; at: number; ms: number; ok: boolean; status: number }): void {
+function emit(sample: { kind: string; name?: string; at: number; ms: number; ok: boolean; status: number }): void {
   process.stdout.write(`${JSON.stringify(sample)}\n`);
 }
 
-async function timed(kind: string, path: string, init: RequestInit, check: (status: number, text: string) => boolean): Promise<void> {
+async function timed(kind: string, name: string | undefined, path: string, init: RequestInit, check: (status: number, text: string) => boolean): Promise<void> {
   const at = Date.now();
   const start = performance.now();
   let ok = false;
@@ -27,7 +27,7 @@ async function timed(kind: string, path: string, init: RequestInit, check: (stat
   } catch {
     ok = false;
   }
-  emit({ kind, at, ms: performance.now() - start, ok, status });
+  emit({ kind, ...(name === undefined ? {} : { name }), at, ms: performance.now() - start, ok, status });
 }
 
 // A fresh process's first fetch pays for loading and warming its HTTP client (tens of ms): not
@@ -35,14 +35,16 @@ async function timed(kind: string, path: string, init: RequestInit, check: (stat
 await fetch(`${url}/healthz`).then((res) => res.text());
 
 const timers = [
-  setInterval(() => {
-    void timed("victim", `/app/${victim.id}/api/${victim.op}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${victim.token}`, "content-type": "application/json" },
-      body: "{}",
-    }, (status, text) => status === 200 && text.includes(victim.expect));
-  }, 1000 / rate),
-  setInterval(() => void timed("healthz", "/healthz", {}, (status) => status === 200), healthzMs),
+  ...victims.map((victim) =>
+    setInterval(() => {
+      void timed("victim", victim.name, `/app/${victim.id}/api/${victim.op}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${victim.token}`, "content-type": "application/json" },
+        body: "{}",
+      }, (status, text) => status === 200 && text.includes(victim.expect));
+    }, 1000 / rate),
+  ),
+  setInterval(() => void timed("healthz", undefined, "/healthz", {}, (status) => status === 200), healthzMs),
 ];
 
 process.stdin.resume();

@@ -1,68 +1,190 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { expect } from "vitest";
 import { DAY } from "../../src/config/clock.ts";
-import { makeUser, type FixtureUser } from "../helpers/apps.ts";
-import type { ApiResponse } from "../helpers/client.ts";
+import { Client, type ApiResponse } from "../helpers/client.ts";
 import { LogCapture } from "../helpers/logs.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { brickyardCli, instanceProcess, serverEnv } from "../helpers/server-process.ts";
+
+/** A real `brickyard serve` in a process of its own, as an attacker meets it, with its log kept. */
+export interface SceneServer {
+  url: string;
+  client: Client;
+  config: { baseUrl: string; dataDir: string };
+  logs: LogCapture;
+}
+
+/** A signed-in person of the scene's server. */
+export interface SceneUser {
+  handle: string;
+  token: string;
+  cookie: string;
+}
+
+/** An app called all through an attack: the claimed app of an established account, or an anonymous app past its first calls. */
+export interface Victim {
+  name: "claimed" | "anonymous";
+  id: string;
+  token: string;
+  op: string;
+  expect: string;
+}
 
 /**
- * The stage every attack of issue 14 plays on: a real server with production executor settings
- * (one process for claimed apps, one for free ones, the default CPU budget, ping and quarantine),
- * a well-behaved claimed app (the victim) called 8 times a second, and /healthz polled, both from
- * a probe process of their own (probe.ts), so the figures are the server's and not this
- * process's event loop, where the server runs.
+ * The stage every attack of the hostile suite plays on: a real server in a process of its own
+ * with production executor settings (one process for claimed apps, one for free ones, one of each
+ * for first calls, the default CPU budget, ping and quarantine), victims called `rate` times a
+ * second, and /healthz polled, both from a probe process of their own (probe.ts). The test process
+ * runs neither, so the figures are the server's alone.
  */
 export interface Scene {
-  server: TestServer;
+  server: SceneServer;
   logs: LogCapture;
-  owner: FixtureUser;
-  victim: { id: string; token: string; op: string; expect: string };
+  /** An established account (older than a day): its apps run in the claimed lane. */
+  owner: SceneUser;
+  /** The claimed victim (victims[0]). */
+  victim: Victim;
+  victims: Victim[];
   probe: Probe;
   close(): Promise<void>;
 }
 
 export interface Sample {
   kind: "victim" | "healthz";
+  /** Which victim, for a victim sample. */
+  name?: string;
   at: number;
   ms: number;
   ok: boolean;
   status: number;
 }
 
-export async function startScene(env: Record<string, string> = {}): Promise<Scene> {
-  const logs = new LogCapture();
-  const server = await startServer({ env: { EXECUTORS: "1", FREE_EXECUTORS: "1", LOG_LEVEL: "info", ...env }, logStream: logs });
-  const owner = await makeUser(server);
-  // An established account (older than a day): its apps run in the claimed lane, apart from
-  // unclaimed apps and new accounts' apps (AppRunner's laneOf).
-  await server.ctx.db.updateTable("users").set({ created_at: Date.now() - 2 * DAY }).where("id", "=", owner.id).execute();
-  const created = await server.client.post("/app", { module: appModule("victim", { ping: `return "pong";` }) }, { token: owner.token });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const victim = { id: created.body.id as string, token: owner.token, op: "ping", expect: "pong" };
-  // Warm: the first call loads the isolate, which is not what the probe measures.
-  expect((await callOp(server, victim.id, victim.op, victim.token)).status).toBe(200);
-  const probe = await Probe.start(server.url, victim);
+export interface SceneOptions {
+  env?: Record<string, string>;
+  /** The claimed victim always; an established anonymous one too when asked. */
+  anonymousVictim?: boolean;
+  /** Calls a second to each victim. */
+  rate?: number;
+}
+
+const PASSWORD = "correct horse battery staple";
+
+export async function startScene(options: SceneOptions = {}): Promise<Scene> {
+  const server = await startSceneServer(options.env ?? {});
+  const owner = server.owner;
+  const victims: Victim[] = [await makeVictim(server, "claimed", owner.token)];
+  if (options.anonymousVictim === true) {
+    const anonymous = await createAnonymous(server, appModule("anon-victim", { ping: `return "pong";` }, "", "read"));
+    victims.push(await makeVictim(server, "anonymous", anonymous.token, anonymous.id));
+  }
+  const probe = await Probe.start(server.url, victims, options.rate ?? 8);
   return {
     server,
-    logs,
+    logs: server.logs,
     owner,
-    victim,
+    victim: victims[0] as Victim,
+    victims,
     probe,
     async close() {
       await probe.stop();
       await server.close();
       // Whatever the attacks did, nothing shaped like one of our tokens reached the log.
-      expect(logs.text).not.toMatch(/svc_[a-z]+_[A-Za-z0-9]{8}/);
+      expect(server.logs.text).not.toMatch(/svc_[a-z]+_[A-Za-z0-9]{8}/);
     },
   };
 }
 
+/** A victim's app: created (or given), then called past its first calls, so it runs where established apps run. */
+async function makeVictim(server: SceneServer, name: Victim["name"], token: string, id?: string): Promise<Victim> {
+  let appId = id;
+  if (appId === undefined) {
+    const created = await server.client.post("/app", { module: appModule("victim", { ping: `return "pong";` }, "", "read") }, { token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    appId = created.body.id as string;
+  }
+  const victim: Victim = { name, id: appId, token, op: "ping", expect: "pong" };
+  await graduate(server, victim, victim.op);
+  return victim;
+}
+
+/**
+ * Calls an app until its code has proven itself (the executor's first calls, 3 of them), then
+ * waits for the warm-up that builds it where its calls go next: the probe measures established
+ * apps, not isolate builds.
+ */
+export async function graduate(server: SceneServer, app: { id: string; token: string }, op: string): Promise<void> {
+  const graduated = server.logs.next((line) => {
+    const event = line.executor as { type?: string; appId?: string } | undefined;
+    return event?.type === "graduated" && event.appId === app.id;
+  });
+  for (let i = 0; i < 3; i++) expect((await callOp(server, app.id, op, app.token)).status).toBe(200);
+  await graduated;
+  expect((await callOp(server, app.id, op, app.token)).status).toBe(200);
+}
+
+export interface StartedSceneServer extends SceneServer {
+  owner: SceneUser;
+  close(): Promise<void>;
+}
+
+/**
+ * `brickyard serve` on a fresh SQLite data folder, in its own process group, its stdout kept as
+ * the log. The owner is made with the CLI before it starts and dated two days back, so its apps
+ * are an established account's.
+ */
+export async function startSceneServer(extraEnv: Record<string, string>): Promise<StartedSceneServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "brickyard-scene-"));
+  const env = serverEnv({ DATA_DIR: dataDir, EXECUTORS: "1", FREE_EXECUTORS: "1", NEW_EXECUTORS: "1", LOG_LEVEL: "info", ...extraEnv });
+  const cli = brickyardCli(env);
+  await cli("migrate");
+  const handle = "owner";
+  await cli("user", "create", "--email", "owner@example.test", "--handle", handle, "--password", PASSWORD);
+  const token = (await cli("token", "mint", handle, "--days", "2")).stdout.trim();
+  const db = new Database(join(dataDir, "brickyard.db"));
+  try {
+    db.prepare("UPDATE users SET created_at = ? WHERE handle = ?").run(Date.now() - 2 * DAY, handle);
+  } finally {
+    db.close();
+  }
+  const logs = new LogCapture();
+  const instance = instanceProcess(env, undefined, (line) => void logs.write(`${line}\n`));
+  await instance.start();
+  const client = new Client(instance.base, instance.base);
+  const login = await client.post("/api/auth/login", { login: handle, password: PASSWORD }, { headers: { origin: instance.base } });
+  expect(login.status, JSON.stringify(login.body)).toBe(200);
+  const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  return {
+    url: instance.base,
+    client,
+    config: { baseUrl: instance.base, dataDir },
+    logs,
+    owner: { handle, token, cookie },
+    async close() {
+      await instance.killGroup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new account made through the API, as an attacker makes one (a session, then a token). */
+export async function signUp(server: SceneServer): Promise<SceneUser> {
+  const handle = `u${Math.random().toString(36).slice(2, 10)}`;
+  const signup = await server.client.post("/api/auth/signup", { email: `${handle}@example.test`, handle, password: PASSWORD }, { headers: { origin: server.url } });
+  expect(signup.status, JSON.stringify(signup.body)).toBe(201);
+  const cookie = (signup.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const minted = await server.client.post("/api/token", {}, { cookie, headers: { origin: server.url } });
+  expect(minted.status, JSON.stringify(minted.body)).toBe(201);
+  return { handle, token: minted.body.token as string, cookie };
+}
+
 /** A module whose ops each run `body` (an async function body) and answer its value. */
-export function appModule(id: string, ops: Record<string, string>, extra = ""): string {
-  const routes = Object.fromEntries(Object.keys(ops).map((op) => [op, { access: "write", input: { type: "object" } }]));
+export function appModule(id: string, ops: Record<string, string>, extra = "", access: "read" | "write" = "write"): string {
+  const routes = Object.fromEntries(Object.keys(ops).map((op) => [op, { access, input: { type: "object" } }]));
   const cases = Object.entries(ops)
     .map(([op, body]) => `      case ${JSON.stringify(op)}: return Response.json({ ok: true, value: await (async () => { ${body} })() });`)
     .join("\n");
@@ -79,18 +201,19 @@ ${cases}
 `;
 }
 
-export async function createAnonymous(server: TestServer, module: string): Promise<{ id: string; token: string }> {
-  const res = await server.client.post("/app", { module });
+/** An anonymous create, from `from` (an address a trusted proxy names) when given. */
+export async function createAnonymous(server: Pick<SceneServer, "client">, module: string, from?: string): Promise<{ id: string; token: string }> {
+  const res = await server.client.post("/app", { module }, from === undefined ? {} : { headers: { "x-forwarded-for": from } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return { id: res.body.id, token: res.body.token };
 }
 
-export function callOp(server: TestServer, appId: string, op: string, token: string, input: unknown = {}): Promise<ApiResponse> {
+export function callOp(server: Pick<SceneServer, "client">, appId: string, op: string, token: string, input: unknown = {}): Promise<ApiResponse> {
   return server.client.post(`/app/${appId}/api/${op}`, input, { token });
 }
 
 /** Calls `op` until an answer satisfies `until` or `ms` pass; every answer, in order. */
-export async function callUntil(server: TestServer, app: { id: string; token: string }, op: string, until: (res: ApiResponse) => boolean, ms = 20_000): Promise<ApiResponse[]> {
+export async function callUntil(server: Pick<SceneServer, "client">, app: { id: string; token: string }, op: string, until: (res: ApiResponse) => boolean, ms = 20_000): Promise<ApiResponse[]> {
   const answers: ApiResponse[] = [];
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
@@ -121,10 +244,10 @@ export interface Figures {
   healthzMax: number;
 }
 
-/** Success rate and p99 of the probe's samples between two instants. */
-export function figures(samples: readonly Sample[], from: number, to: number): Figures {
+/** Success rate and p99 of the probe's samples between two instants (of one victim, when named). */
+export function figures(samples: readonly Sample[], from: number, to: number, name?: Victim["name"]): Figures {
   const inWindow = samples.filter((s) => s.at >= from && s.at <= to);
-  const victim = inWindow.filter((s) => s.kind === "victim");
+  const victim = inWindow.filter((s) => s.kind === "victim" && (name === undefined || s.name === name));
   const healthz = inWindow.filter((s) => s.kind === "healthz");
   return {
     victimCalls: victim.length,
@@ -165,7 +288,7 @@ const PROBE = fileURLToPath(new URL("./probe.ts", import.meta.url));
 const BURST = fileURLToPath(new URL("./burst.ts", import.meta.url));
 
 /** `n` calls of an op at once, sent from a process of their own (burst.ts); each answer's status and kind. */
-export function burst(server: TestServer, app: { id: string; token: string }, op: string, input: unknown, n: number): Promise<{ status: number; kind: string | null }[]> {
+export function burst(server: Pick<SceneServer, "url">, app: { id: string; token: string }, op: string, input: unknown, n: number): Promise<{ status: number; kind: string | null }[]> {
   const args = JSON.stringify({ url: `${server.url}/app/${app.id}/api/${op}`, token: app.token, body: input, n });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", BURST, args], { stdio: ["ignore", "pipe", "inherit"] });
@@ -184,8 +307,8 @@ export class Probe {
 
   private constructor(private readonly child: ChildProcess) {}
 
-  static async start(url: string, victim: Scene["victim"]): Promise<Probe> {
-    const child = spawn(process.execPath, ["--import", "tsx", PROBE, JSON.stringify({ url, victim, rate: 8, healthzMs: 25 })], { stdio: ["pipe", "pipe", "inherit"] });
+  static async start(url: string, victims: readonly Victim[], rate: number): Promise<Probe> {
+    const child = spawn(process.execPath, ["--import", "tsx", PROBE, JSON.stringify({ url, victims, rate, healthzMs: 25 })], { stdio: ["pipe", "pipe", "inherit"] });
     const probe = new Probe(child);
     const lines = createInterface({ input: child.stdout });
     await new Promise<void>((resolve) => {
