@@ -224,6 +224,24 @@ describe("hostile: anonymous creates and stale executor directories", () => {
     }
   });
 
+  it("counts an IPv6 client's anonymous creates per /64: two addresses of one /64 share a bucket, two /64s do not", async () => {
+    const server = await startServer({ env: { TRUST_PROXY: "1" } });
+    try {
+      const module = (i: number) => `export const manifest = { id: "net-${i}", routes: { a: { access: "read" } } };\nexport default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
+      const from = (address: string) => ({ headers: { "x-forwarded-for": address } });
+      // Thirty creates, each from a different address of 2001:db8:1:2::/64.
+      for (let i = 0; i < 30; i++) expect((await server.client.post("/app", { module: module(i) }, from(`2001:db8:1:2:${(i + 1).toString(16)}::${i + 7}`))).status).toBe(201);
+      expectError(await server.client.post("/app", { module: module(30) }, from("2001:db8:1:2:ffff:ffff:ffff:fffe")), 429, "rate_limited");
+      expect((await server.client.post("/app", { module: module(31) }, from("2001:db8:1:3::1"))).status).toBe(201);
+      // IPv4, and IPv4 as a dual-stack listener reports it, are one client.
+      for (let i = 0; i < 30; i++) expect((await server.client.post("/app", { module: module(40 + i) }, from(i % 2 === 0 ? "192.0.2.9" : "::ffff:192.0.2.9"))).status).toBe(201);
+      expectError(await server.client.post("/app", { module: module(70) }, from("192.0.2.9")), 429, "rate_limited");
+      expect((await server.client.post("/app", { module: module(71) }, from("192.0.2.10"))).status).toBe(201);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("removes executor directories of dead instances at start and keeps those of live ones", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "brickyard-stale-"));
     const dead = join(dataDir, "executor-dead");

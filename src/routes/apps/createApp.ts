@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
 import { clientIp, principalOf } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
+import { networkOf } from "../../http/rate-limit/network.ts";
 import type { App } from "../../http/types.ts";
 import { deferredResponse } from "../builds/reply.ts";
 import { BuildStatusResponse, IdempotencyHeaders } from "../builds/schemas.ts";
@@ -12,7 +13,8 @@ import { CreateBody, CreateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
 
 // DECISIONS §1: anonymous creates are metered per client address (a fresh looping app per
-// request was the churn attack of issue 14); authenticated creates and updates are not.
+// request was the churn attack of issue 14), an IPv6 client per /64 (networkOf); authenticated
+// creates and updates are not.
 export const ANONYMOUS_CREATES_PER_IP: BucketRule = { name: "create:ip", capacity: 30 };
 
 export default function createApp(app: App, ctx: AppContext): void {
@@ -30,7 +32,7 @@ export default function createApp(app: App, ctx: AppContext): void {
       // Before the body is read: a refused create costs its headers only, whatever it sends.
       onRequest: async (request, reply) => {
         if ((await principalOf(ctx, request)) === null) {
-          enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
+          enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: networkOf(clientIp(request)) }], { baseUrl: ctx.config.baseUrl });
         }
       },
     },
