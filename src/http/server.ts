@@ -16,6 +16,7 @@ import { installFairShare, type FairShare } from "./fair-share/install.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
 import type { App } from "./types.ts";
 import { installForwarded } from "./proxy.ts";
+import { installJsonBodies } from "./json-body.ts";
 import { validatorCompiler } from "./validation.ts";
 import { lazySerializers, lazyValidators } from "./lazy-schemas.ts";
 
@@ -65,6 +66,7 @@ export async function createServer(ctx: AppContext): Promise<{ app: App; routes:
   });
   if (ctx.config.trustProxy !== false) installForwarded(app);
   installNulGuard(app);
+  installJsonBodies(app);
   const fairShare = installFairShare(app, ctx);
   installPacing(app);
   // A POST with no body at all (`curl -X POST …`) means "no fields" when the body schema is an

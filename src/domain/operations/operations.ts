@@ -7,6 +7,7 @@ import type { RedactorSource } from "../secrets/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
 import { checkValue } from "../schemas/index.ts";
 import { inputError, RouteSchemas, TOO_COSTLY } from "./schemas.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../json-depth.ts";
 
 export type Role = "owner" | "collaborator" | "end-user" | "viewer" | "team-admin" | "team-member" | "app" | "visitor";
 export type Trigger = "http" | "routine" | "webhook" | "agent";
@@ -174,6 +175,10 @@ export class Operations {
     const { app, op } = c;
     // A write from a read op is a contract error of the route: it wins whatever the app did next.
     if (refusal?.kind === "forbidden_write") throw refusal;
+    // An answer nested past the bound would overflow the stack of whatever serializes it next.
+    if (outcome.kind === "response" && nestsDeeperThan(outcome.body)) {
+      throw apiError("invalid_output", `the operation's result nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { reason: "too_deep" } });
+    }
     const envelope = outcome.kind === "response" ? parseEnvelope(outcome.body) : null;
     if (envelope === null) {
       // A binding refusal the app let escape: the caller sees the refusal, not a generic throw.

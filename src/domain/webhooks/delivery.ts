@@ -5,6 +5,7 @@ import { PreparedQuery, type Database, type StampedCache } from "../../store/ind
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import { recordBytes, selectApps, toRecord, type AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
+import { nestingError } from "../json-depth.ts";
 import { PLAN_LIMITS } from "../plans.ts";
 import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
 import type { DeliveryLog } from "./delivery-log.ts";
@@ -104,6 +105,8 @@ export class WebhookDelivery {
    */
   async run(target: DeliveryTarget, raw: Buffer): Promise<{ value: unknown; deferred: boolean }> {
     let input: unknown;
+    const refused = nestingError(raw);
+    if (refused !== null) throw refused;
     try {
       input = JSON.parse(raw.toString("utf8"));
     } catch {

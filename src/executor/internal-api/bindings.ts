@@ -1,5 +1,6 @@
 import type { KvWrite } from "../../domain/storage/index.ts";
 import { apiError, ApiError, recovery } from "../../errors/index.ts";
+import { nestsDeeperThan } from "../../domain/json-depth.ts";
 import { secretRedactor } from "../../domain/secrets/redact.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
 import type { Capability } from "../types.ts";
@@ -107,6 +108,7 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
     return pending;
   };
   const body = (call: BindingCall): Record<string, unknown> => {
+    if (nestsDeeperThan(call.payload)) throw apiError("invalid_request", "the binding sent a body nested too deep");
     try {
       const parsed: unknown = JSON.parse(call.payload.toString("utf8") || "{}");
       if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;

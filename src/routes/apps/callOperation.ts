@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalAndApp } from "../../http/auth.ts";
+import { nestingError } from "../../http/json-body.ts";
 import { fromToolLayer } from "../../http/tool-layer.ts";
 import type { App } from "../../http/types.ts";
 
@@ -12,9 +13,12 @@ export default function callOperation(app: App, ctx: AppContext): void {
   void app.register((plugin, _options, registered) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     // An op may be called with no body at all (DECISIONS §4: empty body = {}); anything sent must be JSON.
+    scope.removeContentTypeParser("application/json");
     scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
       const text = typeof body === "string" ? body : body.toString("utf8");
       if (text.trim() === "") return done(null, undefined);
+      const refused = nestingError(text);
+      if (refused !== null) return done(refused, undefined);
       try {
         done(null, JSON.parse(text) as unknown);
       } catch {

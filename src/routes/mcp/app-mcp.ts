@@ -6,7 +6,7 @@ import type { AppRole } from "../../domain/apps/access.ts";
 import { toolNames, visibleOperations } from "../../domain/apps/operations-view.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import type { App } from "../../http/types.ts";
-import { answerMcp, mcpCaller, refuseSessionMethods, type McpCaller } from "./http.ts";
+import { answerMcp, mcpBodyErrors, mcpCaller, refuseSessionMethods, type McpCaller } from "./http.ts";
 import { invoke, type JsonSchema, type ToolBinding } from "./invoke.ts";
 import { lazyHandler, type Sdk } from "./sdk.ts";
 import { argsSchema, lazyBindings, SERVER_INFO, toolResult } from "./server.ts";
@@ -41,6 +41,7 @@ export default function appMcpRoutes(app: App, ctx: AppContext): void {
         security: [{ appToken: [] }, { userToken: [] }],
         params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
       },
+      errorHandler: mcpBodyErrors,
     },
     async (request, reply) => {
       const caller = await mcpCaller(ctx, request);

@@ -1,8 +1,10 @@
 import type { McpHttpHandler } from "@modelcontextprotocol/server";
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { AppContext } from "../../context.ts";
 import { apiError } from "../../errors/index.ts";
 import { clientIp, principalOf, type Principal } from "../../http/auth.ts";
+import { toApiError } from "../../http/error-handler.ts";
+import { isBodyParseError } from "../../http/json-body.ts";
 import type { App } from "../../http/types.ts";
 
 /** Who calls an MCP endpoint, from where: what each request's server is built for. */
@@ -39,6 +41,19 @@ export async function answerMcp(handler: McpHttpHandler, ctx: AppContext, reques
   void reply.status(response.status);
   response.headers.forEach((value, name) => void reply.header(name, value));
   return reply.send(Buffer.from(await response.arrayBuffer()));
+}
+
+/**
+ * A body an MCP endpoint cannot parse (not JSON, nested too deep) is answered as JSON-RPC says
+ * (a parse error, -32700, id null), with the service's envelope in `error.data` so an agent can
+ * branch on its kind; every other failure goes on to the service's error handler.
+ */
+export function mcpBodyErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (!isBodyParseError(error)) throw error;
+  const failure = toApiError(error, request);
+  // Sent as text: the route's response schemas describe the service's envelope, not JSON-RPC's.
+  const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${failure.message}`, data: failure.toEnvelope() } });
+  void reply.status(failure.status).type("application/json; charset=utf-8").send(body);
 }
 
 /** GET and DELETE on a stateless MCP endpoint: 405. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { AppContext } from "../../context.ts";
 import type { App } from "../../http/types.ts";
-import { answerMcp, mcpCaller, refuseSessionMethods } from "./http.ts";
+import { answerMcp, mcpBodyErrors, mcpCaller, refuseSessionMethods } from "./http.ts";
 import { lazyHandler } from "./sdk.ts";
 import { lazyBindings, mcpServerFactory } from "./server.ts";
 
@@ -20,7 +20,10 @@ export default function mcpRoutes(app: App, ctx: AppContext): void {
   );
   app.post(
     "/mcp",
-    { schema: { tags: ["agents"], summary: "MCP (Streamable HTTP): tools that are twins of the REST routes; ?tools=all for the full set", security: [{}, { userToken: [] }, { appToken: [] }] } },
+    {
+      schema: { tags: ["agents"], summary: "MCP (Streamable HTTP): tools that are twins of the REST routes; ?tools=all for the full set", security: [{}, { userToken: [] }, { appToken: [] }] },
+      errorHandler: mcpBodyErrors,
+    },
     async (request, reply) => {
       const caller = await mcpCaller(ctx, request);
       const all = new URL(request.url, "http://x").searchParams.get("tools") === "all";

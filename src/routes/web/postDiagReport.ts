@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
+import { nestingError } from "../../http/json-body.ts";
 import { OkOnly } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
@@ -33,6 +34,8 @@ export default function postDiagReport(app: App, ctx: AppContext): void {
   void app.register((scope: App, _options, done) => {
     for (const type of ["application/csp-report", "application/reports+json"]) {
       scope.addContentTypeParser(type, { parseAs: "string" }, (_request, body, parsed) => {
+        const refused = nestingError(String(body), "the report");
+        if (refused !== null) return parsed(refused, undefined);
         try {
           parsed(null, JSON.parse(String(body)) as unknown);
         } catch {
