@@ -69,6 +69,12 @@ describe("executor: verdicts", () => {
     expect(verdicts.onParole("a")).toBe(false);
     expect(verdicts.convict("a", true)).toBe(false);
   });
+
+  it("code that never answered a call is quarantined at its first certain conviction, not at a likely one", () => {
+    const verdicts = new Verdicts(new ManualClock(0), 60_000);
+    expect(verdicts.convict("fresh", true, true)).toBe(true);
+    expect(verdicts.convict("maybe", false, true)).toBe(false);
+  });
 });
 
 describe("executor: first calls", () => {
@@ -82,5 +88,16 @@ describe("executor: first calls", () => {
     expect(first.graduated("a", 2)).toBe(false);
     expect(first.graduated("a", 1)).toBe(false);
     expect(first.answered("a", 1)).toBe(false);
+  });
+
+  it("code is untried until one of its calls answered; a newer revision placed starts over", () => {
+    const first = new FirstCalls(3);
+    expect(first.untried("a")).toBe(true);
+    first.placed("a", 1);
+    expect(first.untried("a")).toBe(true);
+    first.answered("a", 1);
+    expect(first.untried("a")).toBe(false);
+    first.placed("a", 2);
+    expect(first.untried("a")).toBe(true);
   });
 });

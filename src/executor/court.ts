@@ -50,7 +50,7 @@ export class Court {
    * A shared process faulted (`trial` null) or a probation process did. One culprit is convicted;
    * with none, a shared process's suspects go on trial and a group splits.
    */
-  judge(trial: Trial | null, evidence: Evidence, now: number): Judgment {
+  judge(trial: Trial | null, evidence: Evidence, now: number, untried: (appId: string) => boolean = () => false): Judgment {
     // In a probation process, only the group's apps ran, and every one that did is a suspect.
     const verdict = trial === null ? judge(evidence, this.windowMs, now) : judge({ ...evidence, ran: ranBy(evidence.ran, trial) }, Infinity, now);
     if (verdict.culprit === null) {
@@ -59,7 +59,7 @@ export class Court {
       return { ...verdict, quarantined: null };
     }
     if (trial !== null) this.trials.dissolve(trial, verdict.culprit, now);
-    return { ...verdict, quarantined: this.convict(verdict.culprit, verdict.sole, now) };
+    return { ...verdict, quarantined: this.convict(verdict.culprit, verdict.sole, untried(verdict.culprit), now) };
   }
 
   /** Groups quiet for `clearMs` go back to their lanes (a convict's record keeps it apart still). */
@@ -67,8 +67,8 @@ export class Court {
     return this.trials.acquit(now, clearMs);
   }
 
-  private convict(appId: string, sole: boolean, now: number): string | null {
-    if (this.verdicts.convict(appId, sole)) {
+  private convict(appId: string, sole: boolean, untried: boolean, now: number): string | null {
+    if (this.verdicts.convict(appId, sole, untried)) {
       this.trials.remove(appId);
       this.quarantine.add(appId);
       return appId;

@@ -20,15 +20,35 @@ export class FirstCalls {
     return entry !== undefined && entry.revision === revision && entry.answered >= this.callsToGraduate;
   }
 
+  /**
+   * Whether the app's newest code has not answered a single call yet: a fault it is certainly
+   * guilty of is then its only record, and it is quarantined at once (verdicts.ts).
+   */
+  untried(appId: string): boolean {
+    return (this.apps.get(appId)?.answered ?? 0) === 0;
+  }
+
+  /** A call or warm-up of the revision is about to run: a newer revision starts its count. */
+  placed(appId: string, revision: number): void {
+    this.entry(appId, revision);
+  }
+
   /** One call of the revision was answered; true when that made it graduate. */
   answered(appId: string, revision: number): boolean {
+    const entry = this.entry(appId, revision);
+    if (entry === null) return false;
+    entry.answered += 1;
+    return entry.answered === this.callsToGraduate;
+  }
+
+  /** The app's count for `revision`, begun afresh for a newer one; null for an older one. */
+  private entry(appId: string, revision: number): { revision: number; answered: number } | null {
     let entry = this.apps.get(appId);
     if (entry === undefined || revision > entry.revision) entry = { revision, answered: 0 };
-    else if (revision < entry.revision) return false;
+    else if (revision < entry.revision) return null;
     this.apps.delete(appId);
     this.apps.set(appId, entry);
     if (this.apps.size > this.capacity) this.apps.delete(this.apps.keys().next().value ?? appId);
-    entry.answered += 1;
-    return entry.answered === this.callsToGraduate;
+    return entry;
   }
 }

@@ -136,6 +136,7 @@ export class ExecutorPool {
     const refusal = this.court.admit(call.appId, call.ownerId ?? null);
     if (refusal !== null) throw refusal;
     const { slot, trial } = this.placement(call);
+    if (call.staged === undefined) this.firstCalls.placed(call.appId, call.revision);
     // A warm-up is not load: a call that came while its app's isolate is being built (by one
     // warm-up or, staged then adopted, two) waits for that build rather than spill onto a
     // process that would build it all over again.
@@ -431,7 +432,7 @@ export class ExecutorPool {
     if (member.faulted || (member.retiring && (member.inflight.size === 0 || member.proc.killed))) return;
     member.faulted = true;
     const evidence = { inflight: [...member.inflight], ran: member.ran, background: member.background.apps(), healthyAt: member.healthyAt };
-    const judgment = this.court.judge(slot.trial, evidence, performance.now());
+    const judgment = this.court.judge(slot.trial, evidence, performance.now(), (appId) => this.firstCalls.untried(appId));
     if (slot.trial !== null) this.trialSlots.delete(slot.trial);
     const failed = member.inflight.size;
     this.failAll(member, new ExecutorFault(reason, "may_have_run", FAULT_MESSAGES[reason] ?? "the executor process died and was restarted", judgment.charged));

@@ -25,8 +25,12 @@ export class Verdicts {
     private readonly windowMs: number,
   ) {}
 
-  /** Records a conviction; true when the app is now to be quarantined. */
-  convict(appId: string, sole: boolean): boolean {
+  /**
+   * Records a conviction; true when the app is now to be quarantined: at its second (one of them
+   * certain), or at once when it is certain and the app's code never answered a call (`untried`:
+   * a new app that loops on its first call has no record to weigh against it).
+   */
+  convict(appId: string, sole: boolean, untried = false): boolean {
     const now = this.clock.now();
     const record = this.live(appId, now) ?? { at: [], sole: [] } satisfies Convictions;
     record.at.push(now);
@@ -34,7 +38,7 @@ export class Verdicts {
     this.records.delete(appId);
     this.records.set(appId, record);
     if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value ?? appId);
-    return record.at.length >= CONVICTIONS_TO_QUARANTINE && record.sole.includes(true);
+    return (sole && untried) || (record.at.length >= CONVICTIONS_TO_QUARANTINE && record.sole.includes(true));
   }
 
   /** Whether the app has a conviction within the window: its calls run apart. */
