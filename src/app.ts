@@ -34,8 +34,10 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     throw error;
   }
   ctx.executor.pool.onEvent = (event) => {
-    // Evictions and channel rotations are routine housekeeping; faults, recycles and failed starts are not.
+    // Evictions and channel rotations are routine housekeeping, and a revision leaving the first-call
+    // processes is news at most; faults, acquittals, recycles and failed starts are not.
     if (event.type === "channel_rotated" || event.type === "evicted") ctx.log.debug({ executor: event }, `executor ${event.type}`);
+    else if (event.type === "graduated") ctx.log.info({ executor: event }, `executor ${event.type}`);
     else ctx.log.warn({ executor: event }, `executor ${event.type}`);
   };
   registerRoutes(http, ctx);
