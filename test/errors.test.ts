@@ -5,13 +5,21 @@ import { ERROR_STATUS } from "../src/errors/index.ts";
 import { LogCapture } from "./helpers/logs.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
-// The spec's own list of error kinds, read from the contract itself so the test cannot drift.
-const SPEC_PATH = fileURLToPath(new URL("../../shared/spec/interface-spec.md", import.meta.url));
-const SPEC_KINDS = (() => {
-  const text = readFileSync(SPEC_PATH, "utf8");
-  const section = text.slice(text.indexOf("### All error kinds"), text.indexOf("## Limits"));
-  return [...section.matchAll(/`([a-z_]+)`/g)].map((m) => m[1] as string);
+// The spec's list of error kinds, with their statuses, as docs/errors.md (the page for API users)
+// gives them: one table per status under a `## NNN` heading. The registry must hold exactly those.
+const DOC_PATH = fileURLToPath(new URL("../docs/errors.md", import.meta.url));
+const DOC_KINDS: { kind: string; status: number }[] = (() => {
+  const out: { kind: string; status: number }[] = [];
+  let status: number | null = null;
+  for (const line of readFileSync(DOC_PATH, "utf8").split("\n")) {
+    const heading = /^## (\d{3})$/.exec(line) ?? (/^## /.test(line) ? [] : null);
+    if (heading !== null) status = heading[1] === undefined ? null : Number(heading[1]);
+    const row = /^\| `([a-z_]+)` \|/.exec(line);
+    if (status !== null && row?.[1] !== undefined) out.push({ kind: row[1], status });
+  }
+  return out;
 })();
+const SPEC_KINDS = [...new Set(DOC_KINDS.map((d) => d.kind))].filter((kind) => kind !== "internal_error");
 
 const SPEC_STATUS_TABLE: Record<number, string[]> = {
   400: ["description_too_long", "secret_too_large", "invalid_interval", "invalid_input", "asset_invalid_key", "asset_invalid_content_type"],
@@ -30,6 +38,14 @@ describe("error registry", () => {
     expect(SPEC_KINDS.length).toBeGreaterThan(100);
     for (const kind of SPEC_KINDS) expect(ERROR_STATUS, kind).toHaveProperty(kind);
     expect(Object.keys(ERROR_STATUS).filter((k) => !SPEC_KINDS.includes(k))).toEqual(["internal_error"]);
+  });
+
+  it("answers each kind with the status docs/errors.md gives it (operation_failed under both of its own)", () => {
+    for (const { kind, status } of DOC_KINDS) {
+      if (kind === "operation_failed") expect([422, 500], kind).toContain(status);
+      else expect(ERROR_STATUS[kind as keyof typeof ERROR_STATUS], kind).toBe(status);
+    }
+    expect(DOC_KINDS.filter((d) => d.kind === "operation_failed").map((d) => d.status)).toEqual([422, 500]);
   });
 
   it("gives each kind the status of the spec's table", () => {
