@@ -2,7 +2,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
-import { serverAndBrowser } from "./helpers/browser.ts";
+import { itBrowser, serverAndBrowser } from "./helpers/browser.ts";
 
 describe("agents: mcpHint, agent.json and the MCP setup page", () => {
   const suite = serverAndBrowser();
@@ -38,7 +38,7 @@ describe("agents: mcpHint, agent.json and the MCP setup page", () => {
     expect((await suite.server.client.get(`/app/${id}/agent.json`, { token: stranger.token })).status).toBe(403);
   });
 
-  it("/mcp/setup shows each client's configuration with a copy button and a way to pair", { timeout: 60_000 }, async () => {
+  itBrowser("/mcp/setup shows each client's configuration with a copy button and a way to pair", { timeout: 60_000 }, async () => {
     const page = await suite.browser.newPage();
     await page.goto(`${suite.server.url}/mcp/setup`);
     await page.getByRole("heading", { name: "Connect an agent" }).waitFor();

@@ -1,8 +1,8 @@
 import type { Frame, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { manifestOf, moduleSource } from "./helpers/apps.ts";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { describeBrowser, launchBrowser, type TestBrowser } from "./helpers/browser.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { TODO_MODULE, TODO_STYLES, TODO_UI } from "./fixtures/todo-app.ts";
 
@@ -25,7 +25,7 @@ async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boole
   return value;
 }
 
-describe("apps in real Chromium", () => {
+describeBrowser("apps in real Chromium", () => {
   let server: TestServer;
   let browser: TestBrowser;
   let owner: TestUser;

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { SECOND, type ManualClock } from "../src/config/clock.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { manifestOf, moduleSource } from "./helpers/apps.ts";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { describeBrowser, launchBrowser, type TestBrowser } from "./helpers/browser.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
-describe("claiming an agent's app in real Chromium", () => {
+describeBrowser("claiming an agent's app in real Chromium", () => {
   let server: TestServer;
   let browser: TestBrowser;
   let person: TestUser;

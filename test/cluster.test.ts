@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ROUTINE_TICK_MS } from "../src/scheduler/jobs.ts";
-import { launchBrowser } from "./helpers/browser.ts";
+import { itBrowser, launchBrowser } from "./helpers/browser.ts";
 import { startCluster, type Cluster } from "./helpers/cluster.ts";
 import { loadModule, missingAfter, startMixedLoad, type LoadTarget } from "./helpers/mixed-load.ts";
 import { renderTokenAt } from "./helpers/web.ts";
@@ -30,7 +30,7 @@ const APPS = 8;
     await cluster?.close();
   });
 
-  it("a browser's event stream on instance A sees a KV write made through instance C", async () => {
+  itBrowser("a browser's event stream on instance A sees a KV write made through instance C", async () => {
     const [a, , c] = cluster.instances.map((instance) => instance.base);
     // Unclaimed, so a browser gets a render token from its page without signing in.
     const anonymous = await fetch(`${cluster.proxy.url}/app`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ module: loadModule("live") }) });

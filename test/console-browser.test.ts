@@ -1,8 +1,8 @@
 import { AxeBuilder } from "@axe-core/playwright";
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { manifestOf, moduleSource } from "./helpers/apps.ts";
-import { serverAndBrowser } from "./helpers/browser.ts";
+import { describeBrowser, serverAndBrowser } from "./helpers/browser.ts";
 import { mailedLink, VERIFY_LINK } from "./helpers/mail.ts";
 
 // A real 1×1 PNG, for a template's cover.
@@ -28,7 +28,7 @@ export default {
 `;
 
 /** Issue 19 (the front door): a new person, in real Chromium, from the landing page to their app. */
-describe("console: the front door in real Chromium", () => {
+describeBrowser("console: the front door in real Chromium", () => {
   const suite = serverAndBrowser();
 
   /** Screenshots at both widths, and no serious or critical axe violation. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { serverAndBrowser } from "./helpers/browser.ts";
+import { itBrowser, serverAndBrowser } from "./helpers/browser.ts";
 
 interface Example {
   kind: "example" | "call" | "ui";
@@ -64,7 +64,7 @@ describe("docs: /llms.txt → /docs/apps, every example deployed and called", ()
     }
   });
 
-  it("the guide is readable in a browser", { timeout: 30_000 }, async () => {
+  itBrowser("the guide is readable in a browser", { timeout: 30_000 }, async () => {
     const page = await suite.browser.newPage();
     await page.goto(`${suite.server.url}/docs/apps`);
     await page.getByRole("heading", { name: "Writing apps for Brickyard" }).waitFor();

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { makeUser, type FixtureUser } from "./helpers/apps.ts";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { describeBrowser, launchBrowser, type TestBrowser } from "./helpers/browser.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const MODULE = `export const manifest = { id: "team-notes", displayName: "Team notes", routes: { hello: { access: "read" } } };
@@ -9,7 +9,7 @@ export default { async fetch() { return Response.json({ ok: true, value: "hello"
 `;
 
 /** Issue 15: the invitation flow as a person meets it — mail in the outbox → link → sign in → accept → the app opens. */
-describe("share invitation in real Chromium", () => {
+describeBrowser("share invitation in real Chromium", () => {
   let server: TestServer;
   let browser: TestBrowser;
   let owner: FixtureUser;

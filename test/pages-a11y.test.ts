@@ -1,13 +1,13 @@
 import { AxeBuilder } from "@axe-core/playwright";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
-import { serverAndBrowser } from "./helpers/browser.ts";
+import { describeBrowser, serverAndBrowser } from "./helpers/browser.ts";
 
 /**
  * Issue 19: no page has a serious or critical accessibility violation (axe-core), the pages
  * before the console included: sign-in, sign-up, pairing, claim, the app shell, MCP setup, the guide.
  */
-describe("pages: accessibility", () => {
+describeBrowser("pages: accessibility", () => {
   const suite = serverAndBrowser();
 
   it("axe finds no serious or critical violation on any page", { timeout: 120_000 }, async () => {

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { SECOND } from "../src/config/clock.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { describeBrowser, launchBrowser, type TestBrowser } from "./helpers/browser.ts";
 import { manualClock, poll, startPairing } from "./helpers/pairing.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
-describe("device pairing in real Chromium", () => {
+describeBrowser("device pairing in real Chromium", () => {
   let server: TestServer;
   let browser: TestBrowser;
   let person: TestUser;

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { makeUser, type FixtureUser } from "./helpers/apps.ts";
-import { launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { describeBrowser, launchBrowser, type TestBrowser } from "./helpers/browser.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { uploadMedia } from "./helpers/templates.ts";
 
@@ -13,7 +13,7 @@ export default { async fetch() { return Response.json({ ok: true, value: "today"
 const PIXEL = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
 
 /** Issue 16: a template published by its owner, found on its public page and used by someone else. */
-describe("templates in real Chromium", () => {
+describeBrowser("templates in real Chromium", () => {
   let server: TestServer;
   let browser: TestBrowser;
   let owner: FixtureUser;

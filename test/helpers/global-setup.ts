@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { findChromium, INSTALL_CHROMIUM } from "./chromium.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -7,6 +8,8 @@ declare module "vitest" {
     pgAdminUrl: string | null;
     /** Prefix of every database this run creates, so teardown can drop leftovers. */
     pgRunPrefix: string;
+    /** The Chromium the browser tests drive, or null when this machine has none (they skip). */
+    chromiumPath: string | null;
   }
 }
 
@@ -30,6 +33,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   project.provide("pgAdminUrl", reachable ? ADMIN_URL : null);
   project.provide("pgRunPrefix", prefix);
+  project.provide("chromiumPath", chromium());
 
   return async () => {
     if (!reachable) return;
@@ -42,4 +46,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await admin.end();
     }
   };
+}
+
+/** Finds Chromium once per run: missing, the browser tests skip with a loud line, or fail the run under BRICKYARD_REQUIRE_BROWSER=1. */
+function chromium(): string | null {
+  const path = findChromium();
+  if (path !== null) return path;
+  const where = process.env.CHROMIUM_PATH === undefined ? "/usr/bin/chromium, or chromium/chromium-browser on PATH" : `CHROMIUM_PATH=${process.env.CHROMIUM_PATH}`;
+  const message = `No Chromium at ${where}: every browser test is SKIPPED (${INSTALL_CHROMIUM}).`;
+  if (process.env.BRICKYARD_REQUIRE_BROWSER === "1") throw new Error(`${message} BRICKYARD_REQUIRE_BROWSER=1 makes that fatal.`);
+  console.warn(`\n${"!".repeat(100)}\n${message}\n${"!".repeat(100)}\n`);
+  return null;
 }

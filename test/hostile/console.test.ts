@@ -1,6 +1,6 @@
-import { expect, it } from "vitest";
+import { expect } from "vitest";
 import { makeUser } from "../helpers/apps.ts";
-import { serverAndBrowser } from "../helpers/browser.ts";
+import { itBrowser, serverAndBrowser } from "../helpers/browser.ts";
 
 // An app's own text (error messages, logs) reaches its owner's console: it must stay text there,
 // served and live, and a flood of it must not grow the page past the ring.
@@ -16,7 +16,7 @@ export default { async fetch(request, env) {
 
 const suite = serverAndBrowser();
 
-it("an app's markup in its errors and logs stays text on the diagnostics tab, served and live, and a flood keeps 50 entries", async () => {
+itBrowser("an app's markup in its errors and logs stays text on the diagnostics tab, served and live, and a flood keeps 50 entries", async () => {
   const { server, browser } = suite;
   const user = await makeUser(server);
   const app = await server.client.post("/app", { module: HOSTILE }, { token: user.token });

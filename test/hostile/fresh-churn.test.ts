@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiResponse } from "../helpers/client.ts";
-import { appModule, callUntil, createAnonymous, figures, quarantined, quarantinedApps, report, startScene, type Scene } from "./scene.ts";
+import { appModule, callUntil, figures, quarantined, quarantinedApps, report, startScene, type Scene } from "./scene.ts";
 
 const SECONDS = 60;
 const EVERY_MS = 2_000;
