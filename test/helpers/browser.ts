@@ -64,7 +64,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
         // Chromium now and then fails a capture on a loaded machine ("Unable to capture
         // screenshot"); a second one, after a frame, is what a person pressing the key again gets.
         if (!String(error).includes("Unable to capture screenshot")) throw error;
-        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+        await page.evaluate("new Promise((resolve) => requestAnimationFrame(resolve))");
         await page.screenshot({ path, fullPage: true });
       }
       return path;
