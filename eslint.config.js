@@ -3,12 +3,12 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", "test-artifacts/", "src/executor/workers/**", "src/**/*.thread.js", "src/web/assets/**", "src/web/sdk/**", "test/fixtures/npm/**"] },
+  { ignores: ["node_modules/", "dist/", "dist.*/", "data/", "test-artifacts/", "src/executor/workers/**", "src/**/*.thread.js", "src/web/assets/**", "src/web/sdk/**", "test/fixtures/npm/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js"] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js", "scripts/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
@@ -32,11 +32,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ["bin/**"],
-    languageOptions: { globals: { process: "readonly" } },
+    files: ["bin/**", "scripts/**"],
+    languageOptions: { globals: { process: "readonly", performance: "readonly", console: "readonly" } },
   },
   {
-    files: ["bench/**", "src/start/**", "bin/**"],
+    files: ["bench/**", "src/start/**", "bin/**", "scripts/**"],
     rules: { "no-console": "off" },
   },
 );

@@ -32,6 +32,8 @@ export interface Config {
   secretsKey: string | null;
   /** Log level for pino. */
   logLevel: string;
+  /** LOG_FORMAT: `json` lines, `pretty` for people, or `auto` (pretty on a terminal, JSON otherwise). */
+  logFormat: "auto" | "json" | "pretty";
   /**
    * After SIGTERM, how long `/readyz` answers 503 while requests are still served, so a load
    * balancer stops sending before the drain starts. 0 (one instance, no balancer): drain at once.
@@ -103,6 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: nonEmpty(env.SMTP_URL),
     secretsKey,
     logLevel: env.LOG_LEVEL ?? "info",
+    logFormat: oneOf(env, "LOG_FORMAT", ["auto", "json", "pretty"], "auto"),
     npm: {
       registryUrl: registryUrl(nonEmpty(env.NPM_REGISTRY_URL) ?? "https://registry.npmjs.org/"),
       token: nonEmpty(env.NPM_TOKEN),
@@ -172,6 +175,13 @@ function onOff(env: Env, name: string, fallback: boolean): boolean {
   if (raw === null) return fallback;
   if (raw !== "on" && raw !== "off") throw new ConfigError(`${name} must be on or off, got ${raw}`);
   return raw === "on";
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env[name]);
+  if (raw === null) return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got ${raw}`);
+  return raw as T;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { Clock } from "../config/clock.ts";
+import { inTree } from "../config/paths.ts";
 import { bundleOf, CodeCache, codeBundle, type CodeBundle } from "./internal-api/code-cache.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
 import { BindingHandler } from "./internal-api/bindings.ts";
@@ -120,7 +120,7 @@ const WRITE_BEHIND_BYTES = 1024 * 1024;
 /** What a warm-up needs of a call: no op, no input, no lease. */
 type WarmCall = Omit<ExecutorCall, "op" | "headers" | "body" | "warm" | "allowance">;
 
-const WORKERS_DIR = join(dirname(fileURLToPath(import.meta.url)), "workers");
+const WORKERS_DIR = inTree("executor/workers");
 
 /**
  * The executor as the rest of Brickyard sees it: the internal API, the invocation registry and

@@ -1,9 +1,17 @@
+import type { Writable } from "node:stream";
 import { buildApp, type BuiltApp } from "../app.ts";
 import type { Config } from "../config/config.ts";
 import { migrate, openStore } from "../store/index.ts";
+import { firstScreen } from "./first-screen.ts";
 
-/** Opens the store, applies migrations, builds the app and listens; returns the running app. */
+/**
+ * Opens the store, applies migrations, builds the app and listens; returns the running app. For
+ * a person at a terminal (LOG_FORMAT auto, stdout a TTY, or LOG_FORMAT=pretty), it says what it
+ * serves in words and logs readable lines; otherwise JSON lines, one per event.
+ */
 export async function serve(config: Config): Promise<BuiltApp> {
+  const forPeople = config.logFormat === "pretty" || (config.logFormat === "auto" && process.stdout.isTTY === true);
+  const logStream = forPeople ? await prettyStream() : undefined;
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, prepare: config.databasePrepare });
   try {
     await migrate(store);
@@ -11,9 +19,16 @@ export async function serve(config: Config): Promise<BuiltApp> {
     await store.close();
     throw error;
   }
-  const built = await buildApp({ config, store });
+  const built = await buildApp({ config, store, ...(logStream === undefined ? {} : { logStream }) });
   await built.http.listen({ port: config.port, host: config.host });
+  if (forPeople) process.stdout.write(firstScreen(config));
   return built;
+}
+
+/** pino-pretty as a stream in this process (no transport thread): loaded only when a person reads the logs. */
+async function prettyStream(): Promise<Writable> {
+  const { default: pretty } = await import("pino-pretty");
+  return pretty({ colorize: process.stdout.isTTY === true, translateTime: "HH:MM:ss", ignore: "pid,hostname", sync: true });
 }
 
 /**

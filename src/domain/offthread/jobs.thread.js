@@ -1,9 +1,7 @@
-// The off-thread worker's entry (a worker thread, never Node's main thread). Sources are
-// TypeScript, so it registers tsx as the CLI does, then answers one job at a time (jobs.ts).
-import { parentPort } from "node:worker_threads";
+// The off-thread worker's entry when Brickyard runs from its TypeScript sources (tests, `npm run
+// dev`): registers tsx, as bin/brickyard.js once did, then runs thread.ts. The compiled build
+// (scripts/build.mjs) starts its compiled thread.js instead, with no loader.
 import { register } from "tsx/esm/api";
 
 register();
-const { runJob } = await import("./jobs.ts");
-parentPort.on("message", ({ id, job }) => parentPort.postMessage({ id, reply: runJob(job) }));
-parentPort.postMessage({ ready: true });
+await import("./thread.ts");

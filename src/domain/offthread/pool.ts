@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { THREAD_ENTRY } from "../../config/paths.ts";
 import type { Job, JobResult } from "./jobs.ts";
 import { deserialize, type JobError, type Reply } from "./reply.ts";
 
@@ -139,7 +140,7 @@ export class OffThread {
 
   private start(): Promise<Worker> {
     this.ready ??= new Promise<Worker>((resolve, reject) => {
-      const worker = new Worker(new URL("./jobs.thread.js", import.meta.url));
+      const worker = new Worker(THREAD_ENTRY);
       worker.on("message", (message: { ready: true } | { id: number; reply: Reply }) => {
         if ("ready" in message) {
           this.live = worker;

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { inDocs } from "../../config/paths.ts";
 import type { AppContext } from "../../context.ts";
 import type { App } from "../../http/types.ts";
 import { html } from "../../web/html.ts";
 import { layout, sendPage } from "../../web/layout.ts";
 import { renderMarkdown } from "../../web/markdown.ts";
 
-const GUIDE = resolve(import.meta.dirname, "../../../docs/apps.md");
+const GUIDE = inDocs("apps.md");
 
 /**
  * The authoring guide agents read (DECISIONS §11): `/docs/apps` renders docs/apps.md from the

@@ -1,15 +1,15 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { inTree } from "../../config/paths.ts";
 
 export type BrowserScript = "sdk.js" | "ops-page.js" | "shell.js";
 
 const cache = new Map<BrowserScript, string>();
 
-/** A browser script beside this file, read once on first use (never at import time). */
+/** A browser script of web/sdk/, read once on first use (never at import time). */
 export function browserScript(name: BrowserScript): string {
   let text = cache.get(name);
   if (text === undefined) {
-    text = readFileSync(join(import.meta.dirname, name), "utf8");
+    text = readFileSync(inTree(`web/sdk/${name}`), "utf8");
     cache.set(name, text);
   }
   return text;
