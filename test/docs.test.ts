@@ -24,6 +24,8 @@ function examplesOf(page: string): Example[] {
  */
 describe("docs: /llms.txt → /docs/apps, every example deployed and called", () => {
   const suite = serverAndBrowser();
+  /** The UI examples the first test deployed, for the browser to open. */
+  let uiExamples: { name: string; id: string }[] = [];
 
   it("every example in the guide deploys and answers as the guide says", { timeout: 60_000 }, async () => {
     const index = await suite.server.client.get("/llms.txt");
@@ -52,11 +54,15 @@ describe("docs: /llms.txt → /docs/apps, every example deployed and called", ()
       const res = await suite.server.client.post(`/app/${app?.id}/api/${op}`, input, { token: app?.token });
       expect(res.body, `${call.name}.${op}(${JSON.stringify(input)})`).toMatchObject(expected);
     }
-    // Every UI example runs in a real page and its button reaches the backend.
-    for (const ui of examples.filter((e) => e.kind === "ui")) {
-      const app = deployed.get(ui.name);
+    uiExamples = examples.filter((e) => e.kind === "ui").map((ui) => ({ name: ui.name, id: deployed.get(ui.name)?.id ?? "" }));
+    expect(uiExamples.length).toBeGreaterThan(0);
+  });
+
+  itBrowser("every UI example runs in a real page and its button reaches the backend", { timeout: 60_000 }, async () => {
+    expect(uiExamples.length, "the examples were deployed by the test before").toBeGreaterThan(0);
+    for (const ui of uiExamples) {
       const page = await suite.browser.newPage();
-      await page.goto(`${suite.server.config.baseUrl}/app/${app?.id}`);
+      await page.goto(`${suite.server.config.baseUrl}/app/${ui.id}`);
       const frame = page.frameLocator("iframe");
       await frame.getByRole("button", { name: "Greet" }).click();
       await frame.getByText("Hi page").waitFor();
