@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "dist.*/", "data/", "test-artifacts/", "src/executor/workers/**", "src/**/*.thread.js", "src/web/assets/**", "src/web/sdk/**", "test/fixtures/npm/**"] },
+  { ignores: [".dependency-cruiser.cjs", "node_modules/", "dist/", "dist.*/", "data/", "test-artifacts/", "src/runtime/executor/workers/**", "src/**/*.thread.js", "src/web/assets/**", "src/web/sdk/**", "test/fixtures/npm/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

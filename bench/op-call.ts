@@ -12,10 +12,10 @@ import { buildApp } from "../src/app.ts";
 import { Users } from "../src/domain/accounts/users.ts";
 import { Tokens } from "../src/domain/tokens/tokens.ts";
 import { Activity, DiagRing } from "../src/domain/diagnostics/index.ts";
-import { Operations, type AppRecord } from "../src/domain/operations/index.ts";
-import { AppStorage } from "../src/domain/storage/index.ts";
-import { Executor } from "../src/executor/executor.ts";
-import type { AppCode, CodeSource } from "../src/executor/types.ts";
+import { Operations, type AppRecord } from "../src/runtime/operations/index.ts";
+import { AppStorage } from "../src/runtime/storage/index.ts";
+import { Executor } from "../src/runtime/executor/executor.ts";
+import type { AppCode, CodeSource } from "../src/runtime/executor/types.ts";
 import { migrate, openStore } from "../src/store/index.ts";
 import { startBareWorkerd } from "./lib/servers.ts";
 

@@ -17,7 +17,7 @@ export const DIST = join(ROOT, "dist");
 /** Written last: its time is the build's, and its absence means there is no complete build. */
 const STAMP = join(DIST, ".built");
 /** Read from disk beside their modules at run time (executor.ts, web/sdk/files.ts). */
-const COPIED = ["executor/workers", "web/sdk"];
+const COPIED = ["runtime/executor/workers", "web/sdk"];
 
 /** Whether dist/ is missing, unfinished, or older than a source file or this script. */
 export function stale() {
@@ -51,7 +51,7 @@ export async function build() {
   await esbuild({
     absWorkingDir: ROOT,
     // dist/brickyard.js runs the CLI with its arguments (`node dist/brickyard.js serve`).
-    entryPoints: { brickyard: "src/start/run.ts", thread: "src/domain/offthread/thread.ts" },
+    entryPoints: { brickyard: "src/start/run.ts", thread: "src/start/thread.ts" },
     outdir: out,
     bundle: true,
     splitting: true,

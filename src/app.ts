@@ -1,4 +1,5 @@
-import { createContext, type AppContext, type AppDeps } from "./context.ts";
+import { createContext, type AppDeps } from "./context.ts";
+import type { Services } from "./services.ts";
 import { createServer } from "./http/server.ts";
 import type { RouteList } from "./http/method-not-allowed.ts";
 import type { FairShare } from "./http/fair-share/install.ts";
@@ -9,7 +10,7 @@ import { Reaper } from "./scheduler/reaper.ts";
 
 export interface BuiltApp {
   http: App;
-  ctx: AppContext;
+  ctx: Services;
   /** Every registered method and path. */
   routes: RouteList;
   /** The lanes of unmetered writes (http/fair-share). */

@@ -1,6 +1,6 @@
 import type { Writable } from "node:stream";
+import type { Services } from "./services.ts";
 import type { Kysely } from "kysely";
-import type { Logger } from "pino";
 import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
@@ -20,18 +20,13 @@ import { Builds } from "./domain/builds/builds.ts";
 import { Idempotency } from "./domain/idempotency/idempotency.ts";
 import { Templates } from "./domain/templates/templates.ts";
 import { Activity, CallCounts, DiagRing } from "./domain/diagnostics/index.ts";
-import { OPERATION_DEADLINE_MS, Operations } from "./domain/operations/index.ts";
-import { secretRedactor } from "./domain/secrets/redact.ts";
+import { secretRedactor } from "./lib/redact.ts";
 import { AppRunner } from "./domain/operations/as-app.ts";
-import { appCode } from "./domain/operations/app-code.ts";
 import { Routines } from "./domain/routines/routines.ts";
 import { WebhookDelivery } from "./domain/webhooks/delivery.ts";
 import { DeliveryLog } from "./domain/webhooks/delivery-log.ts";
 import { Webhooks } from "./domain/webhooks/webhooks.ts";
-import { AppStorage } from "./domain/storage/index.ts";
-import { Executor, type ExecutorTuning } from "./executor/executor.ts";
-import type { SecretsSource } from "./executor/internal-api/backends.ts";
-import type { CodeSource } from "./executor/types.ts";
+import { appCode, createRuntime, type CodeSource, type ExecutorTuning, type SecretsSource } from "./runtime/index.ts";
 import { Sessions } from "./domain/accounts/sessions.ts";
 import { loadSecretsKey } from "./domain/secrets/key.ts";
 import { Secrets } from "./domain/secrets/secrets.ts";
@@ -71,88 +66,8 @@ export interface AppDeps {
   executorTuning?: Partial<ExecutorTuning>;
 }
 
-/** Every service, built once per app; routes receive this and nothing global. */
-export interface AppContext {
-  config: Config;
-  /** Whether this instance still wants traffic: false from the first SIGTERM on (`/readyz`). */
-  lifecycle: { draining: boolean };
-  clock: Clock;
-  store: Store;
-  db: Kysely<Database>;
-  users: Users;
-  sessions: Sessions;
-  tokens: Tokens;
-  secrets: Secrets;
-  pairings: Pairings;
-  limiter: RateLimiter;
-  scheduler: Scheduler;
-  log: Logger;
-  /** App lifecycle: get, load (with access), create, update, patchSource, activeCode, claim, delete. */
-  apps: Apps;
-  /** KV and blob values of every app, with the per-value and per-app caps. */
-  storage: AppStorage;
-  /** The in-memory diagnostic ring buffer (50 entries per app). */
-  diag: DiagRing;
-  /** Durable runtime-failure events. */
-  activity: Activity;
-  /** Op calls and failures per app per hour, for the console's chart. */
-  callCounts: CallCounts;
-  /** The workerd pool that runs app code. */
-  executor: Executor;
-  /** Runs declared operations: validation, ceilings, the executor call, the result envelope. */
-  operations: Operations;
-  /** Where every op call starts: assembles the app's manifest, plan and secrets version. */
-  runner: AppRunner;
-  /** Timer-driven op calls (issue 8); the scheduler's `routines` job ticks them. */
-  routines: Routines;
-  /** Webhook CRUD and the delivery log. */
-  webhooks: Webhooks;
-  /** The steps of a delivery to `POST /api/v1/hooks/{id}`, and the delivery retention sweep. */
-  deliveries: WebhookDelivery;
-  /** Live app events (revision, KV data) for `GET /app/{id}/events`. */
-  live: LiveEvents;
-  /** Places for open event streams (per process). */
-  streams: StreamQuota;
-  /** Render tokens of app pages: minting, rotation, refresh. */
-  renderTokens: RenderTokens;
-  /** Uploaded assets and their signed URLs. */
-  assets: Assets;
-  /** Feedback sent from app pages. */
-  feedback: Feedback;
-  /** Owners' replies to feedback, by mail. */
-  feedbackReplies: FeedbackReplies;
-  /** Apps shared with people: invitations, grants, the roles they give (issue 15). */
-  shares: Shares;
-  /** Template listings: draft, media, publish, disable, the public list. */
-  templates: Templates;
-  /** Copies of apps into new private apps, with their data when asked; the remixable switch. */
-  copies: Copies;
-  /** Captures of an app's KV and blobs, restored with a revision's code (content-addressed). */
-  snapshots: Snapshots;
-  /** Builds of modules that import npm packages: accepted from writes, run from the builds table. */
-  builds: Builds;
-  /** The first answer to each Idempotency-Key of app writes, replayed for 24 hours. */
-  idempotency: Idempotency;
-  /** Every kept revision of an app: list, read, restore; pruned to the plan's version_history. */
-  versions: Versions;
-  /** Teams: accounts that own apps, and the people in them with their roles. */
-  teams: Teams;
-  /** Invitations to join a team, accepted only from a browser session by the verified address. */
-  teamInvitations: TeamInvitations;
-  /** A team's exposure summary and the ledger of who its apps are shared with. */
-  teamExposure: TeamExposure;
-  /** Moving an app into a team, or out of one to a member. */
-  transfer: AppTransfer;
-  /** Revocable links that give a role to signed-in people who open them. */
-  shareLinks: ShareLinks;
-  /** Outgoing mail: the outbox table (and SMTP, once built). */
-  mailer: Mailer;
-  /** Sign-up's emailed link; what an address was sent reaches an account only once it is verified. */
-  emailVerification: EmailVerification;
-}
-
 /** Builds every service and starts the executor pool; `closeContext` releases them. */
-export async function createContext(deps: AppDeps): Promise<AppContext> {
+export async function createContext(deps: AppDeps): Promise<Services> {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
   // SQLite: hot-path reads kept while nothing they join changed (store/write-watch.ts), each
@@ -172,7 +87,6 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     (error, event) => log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
     readCache(),
   );
-  const storage = new AppStorage(deps.store, clock);
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
   const callCounts = new CallCounts(db, clock);
@@ -181,7 +95,6 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   // Before anything starts processes or connections: a bucket that cannot be reached fails here.
   const blobs = await openBlobStore(deps.config.blobStore);
   const live = new LiveEvents();
-  storage.onKvChange((appId, key) => live.dataChanged(appId, key));
   // Several instances share PostgreSQL: live events travel between them through NOTIFY. Set up
   // before the executor starts, so a failure here leaves no child process behind.
   if (deps.store.dialect === "postgres" && deps.config.databaseUrl !== null) {
@@ -191,20 +104,23 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const assetSigningKey = createHmac("sha256", secretsKey).update("brickyard asset url signing").digest();
   const assets = new Assets(db, deps.store.dialect, blobs, clock, assetSigningKey, () => deps.config.baseUrl);
   const secretsSource = appSecrets(apps, secrets);
-  const executor = await Executor.start({
-    secrets: secretsSource,
+  const runtime = await createRuntime({
+    store: deps.store,
+    clock,
     dataDir: deps.config.dataDir,
-    processes: deps.config.executors,
-    freeProcesses: deps.config.freeExecutors,
-    newProcesses: deps.config.newExecutors,
+    baseUrl: deps.config.baseUrl,
+    processes: { claimed: deps.config.executors, free: deps.config.freeExecutors, fresh: deps.config.newExecutors },
     code: appCodeSource(apps, db),
+    secrets: secretsSource,
+    diag,
+    activity,
+    counts: callCounts,
+    redactorFor: async (appId) => secretRedactor(await secretsSource.forApp(appId)),
+    ...(deps.executorTuning === undefined ? {} : { tuning: deps.executorTuning }),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
-    storage,
-    log: diag,
-    // The executor's own timers run on real time even when tests move the app clock.
-    clock: systemClock,
-    tuning: deps.executorTuning,
   });
+  const { storage, operations, executor } = runtime;
+  storage.onKvChange((appId, key) => live.dataChanged(appId, key));
   const pairings = new Pairings(db, clock, tokens, deps.config);
   // The app lifecycle calls these inside its own transactions (create with `pair: true`, claim).
   apps.setPairing({
@@ -231,16 +147,6 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     diag.drop(event.appId);
     await assets.dropApp(event.appId);
   });
-  const operations = new Operations(
-    executor,
-    diag,
-    activity,
-    clock,
-    deps.config.baseUrl,
-    OPERATION_DEADLINE_MS,
-    async (appId) => secretRedactor(await secretsSource.forApp(appId)),
-    callCounts,
-  );
   const users = new Users(db, clock);
   const runner = new AppRunner(apps, users, secrets, operations, clock);
   apps.setStaging(runner);

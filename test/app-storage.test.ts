@@ -2,7 +2,7 @@ import { request } from "undici";
 import { Agent } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { systemClock } from "../src/config/clock.ts";
-import { APP_CAP_BYTES, AppStorage, MiB, VALUE_CAP_BYTES } from "../src/domain/storage/index.ts";
+import { APP_CAP_BYTES, AppStorage, MiB, VALUE_CAP_BYTES } from "../src/runtime/storage/index.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { appModule, exactUsage, startHarness, type Harness } from "./helpers/executor.ts";

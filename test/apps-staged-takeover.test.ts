@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appCode } from "../src/domain/operations/app-code.ts";
+import { appCode } from "../src/runtime/operations/app-code.ts";
 import { Staged } from "../src/domain/operations/as-app.ts";
 import { makeUser } from "./helpers/apps.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DataVersions } from "../src/domain/storage/data-versions.ts";
+import { DataVersions } from "../src/runtime/storage/data-versions.ts";
 
 describe("DataVersions: when an app's cached reads must go", () => {
   it("drops on the first sight of an app, then only for versions this instance did not make", () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../src/config/clock.ts";
-import { judge, type Evidence } from "../src/executor/blame.ts";
-import { FirstCalls } from "../src/executor/first-calls.ts";
-import { Verdicts } from "../src/executor/verdicts.ts";
+import { judge, type Evidence } from "../src/runtime/executor/blame.ts";
+import { FirstCalls } from "../src/runtime/executor/first-calls.ts";
+import { Verdicts } from "../src/runtime/executor/verdicts.ts";
 
 const WINDOW = 10_000;
 

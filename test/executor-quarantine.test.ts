@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../src/config/clock.ts";
-import { OWNER_STRIKES, Quarantine } from "../src/executor/quarantine.ts";
+import { OWNER_STRIKES, Quarantine } from "../src/runtime/executor/quarantine.ts";
 
 describe("executor: quarantine of apps and of accounts", () => {
   it("quarantines a convicted app for the cool-down, then lets it run again", () => {

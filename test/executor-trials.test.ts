@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Trials } from "../src/executor/trials.ts";
+import { Trials } from "../src/runtime/executor/trials.ts";
 
 /** The bookkeeping of suspects on trial (trials.ts); the pool's use of it is in test/hostile/. */
 describe("executor: trials of suspects", () => {

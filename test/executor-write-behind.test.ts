@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { APP_CAP_BYTES, VALUE_CAP_BYTES } from "../src/domain/storage/index.ts";
+import { APP_CAP_BYTES, VALUE_CAP_BYTES } from "../src/runtime/storage/index.ts";
 import { ApiError } from "../src/errors/index.ts";
 import type { Store } from "../src/store/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";

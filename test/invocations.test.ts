@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { Invocations } from "../src/executor/invocations.ts";
+import { Invocations } from "../src/runtime/executor/invocations.ts";
 
 it("mints 144-bit invocation ids, distinct across many pool refills, each live until ended", () => {
   const invocations = new Invocations();

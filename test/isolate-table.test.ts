@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IsolateTable, type BuildOf } from "../src/executor/isolates.ts";
+import { IsolateTable, type BuildOf } from "../src/runtime/executor/isolates.ts";
 
 const revision = (appId: string, rev: number, secrets = 0): [string, BuildOf] => [`${appId}:${rev}:${secrets}`, { appId, kind: "revision", order: rev }];
 const staged = (appId: string, seq: number): [string, BuildOf] => [`${appId}:staged-${seq}:0`, { appId, kind: "staged", order: seq }];

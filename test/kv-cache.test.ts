@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KvCache } from "../src/executor/workers/kv-cache.worker.js";
+import { KvCache } from "../src/runtime/executor/workers/kv-cache.worker.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | undefined) => (value === undefined ? undefined : new TextDecoder().decode(value));

@@ -4,12 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { OffThread } from "../src/domain/offthread/index.ts";
+import type { PreparedSource } from "../src/domain/apps/source.ts";
+import { OffThread } from "../src/offthread/index.ts";
 
 // The check worker starts on first use and must never keep a process alive: a server embedded in
 // another program (a benchmark, a test runner) exits once it is closed, with no process.exit.
 it("a process that ran a job on the check worker exits by itself", async () => {
-  const validators = join(import.meta.dirname, "../src/domain/schemas/validators.ts");
+  const validators = join(import.meta.dirname, "../src/runtime/operations/validators.ts");
   const script = `const { Validators } = await import(${JSON.stringify(validators)});
 const validate = await Validators.shared.of({ type: "object" });
 console.log(validate({}));`;
@@ -33,7 +34,7 @@ it("hands the worker several jobs at once, so it works on while Node's thread is
   try {
     await worker.run({ type: "prepare", source: tinyModule("warm") });
     const settled: string[] = [];
-    const jobs = ["a", "b", "c"].map((id) => worker.run({ type: "prepare", source: tinyModule(id) }).then((p) => settled.push(p.manifest.id)));
+    const jobs = ["a", "b", "c"].map((id) => worker.run<PreparedSource>({ type: "prepare", source: tinyModule(id) }).then((p) => settled.push(p.manifest.id)));
     // Block this thread well past the three jobs' time: the worker must not wait for us between them.
     const until = performance.now() + 400;
     while (performance.now() < until);

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { pooledRandomBytes } from "../src/domain/random-pool.ts";
+import { pooledRandomBytes } from "../src/lib/random-pool.ts";
 
 it("hands out each random byte once, across refills and for requests larger than the pool", () => {
   const seen = new Set<string>();

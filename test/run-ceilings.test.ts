@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../src/config/clock.ts";
-import { MAX_WAITING_PER_APP, RunCeilings, type RunSlot } from "../src/domain/operations/ceilings.ts";
-import { PLAN_LIMITS } from "../src/domain/plans.ts";
+import { MAX_WAITING_PER_APP, RunCeilings, type RunSlot } from "../src/runtime/operations/ceilings.ts";
+import { PLAN_LIMITS } from "../src/config/plans.ts";
 import type { ApiError } from "../src/errors/index.ts";
 
 const URL = "http://localhost/app/a/api/op";

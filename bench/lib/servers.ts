@@ -8,7 +8,7 @@ import { Writable } from "node:stream";
 import Fastify from "fastify";
 import { buildApp, type BuiltApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config/config.ts";
-import { workerdBinary } from "../../src/executor/workerd-config.ts";
+import { workerdBinary } from "../../src/runtime/executor/workerd-config.ts";
 import { migrate, openStore } from "../../src/store/index.ts";
 
 export async function freePort(): Promise<number> {

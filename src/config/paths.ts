@@ -9,7 +9,7 @@ import { join } from "node:path";
 const fromSources = import.meta.url.endsWith("/config/paths.ts");
 const TREE = fromSources ? join(import.meta.dirname, "..") : import.meta.dirname;
 
-/** A file or folder of the tree, named as it is under src/ (`executor/workers`, `web/sdk/sdk.js`). */
+/** A file or folder of the tree, named as it is under src/ (`runtime/executor/workers`, `web/sdk/sdk.js`). */
 export function inTree(path: string): string {
   return join(TREE, path);
 }
@@ -20,4 +20,4 @@ export function inDocs(path: string): string {
 }
 
 /** The off-thread worker's entry: compiled, its own bundle; from sources, a small file that loads it through tsx. */
-export const THREAD_ENTRY = fromSources ? inTree("domain/offthread/jobs.thread.js") : inTree("thread.js");
+export const THREAD_ENTRY = fromSources ? inTree("start/jobs.thread.js") : inTree("thread.js");

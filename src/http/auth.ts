@@ -1,9 +1,22 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../context.ts";
-import { SESSION_ABSOLUTE_MS } from "../domain/accounts/sessions.ts";
+import type { Config } from "../config/config.ts";
+import { SESSION_ABSOLUTE_MS, type Sessions } from "../domain/accounts/sessions.ts";
+import type { Apps } from "../domain/apps/apps.ts";
 import type { AppRecord } from "../domain/apps/queries.ts";
-import type { TokenPrincipal } from "../domain/tokens/tokens.ts";
+import type { TokenPrincipal, Tokens } from "../domain/tokens/tokens.ts";
 import { apiError } from "../errors/index.ts";
+
+/** What telling who sends a request takes: the token and session services, and the service's origin. */
+export interface AuthDeps {
+  config: Pick<Config, "baseUrl">;
+  tokens: Pick<Tokens, "authenticate">;
+  sessions: Pick<Sessions, "resolve">;
+}
+
+/** As AuthDeps, with the app read an op call's principal comes with (principalAndApp). */
+export interface AuthAndAppDeps extends AuthDeps {
+  apps: Pick<Apps, "find" | "getWithTokenEpoch">;
+}
 
 export type UserPrincipal =
   | { kind: "user"; userId: string; via: "token"; tokenId: string }
@@ -22,7 +35,7 @@ export function sessionCookieName(baseUrl: string): string {
  * The request's principal, resolved once per request: a bearer token if one is sent (it wins
  * over cookies), else the session cookie, else null. Token failures throw their 401s.
  */
-export function principalOf(ctx: AppContext, request: FastifyRequest, tokenEpoch?: number): Promise<Principal | null> {
+export function principalOf(ctx: AuthDeps, request: FastifyRequest, tokenEpoch?: number): Promise<Principal | null> {
   let pending = resolved.get(request);
   if (pending === undefined) {
     pending = resolve(ctx, request, tokenEpoch);
@@ -36,7 +49,7 @@ export function principalOf(ctx: AppContext, request: FastifyRequest, tokenEpoch
  * up. The principal's refusal wins over the read's, as if it had been resolved first (a bad token
  * learns nothing of what the read would have found).
  */
-async function principalWith<T>(ctx: AppContext, request: FastifyRequest, read: Promise<T>): Promise<[Principal | null, T]> {
+async function principalWith<T>(ctx: AuthDeps, request: FastifyRequest, read: Promise<T>): Promise<[Principal | null, T]> {
   const [principal, value] = await Promise.allSettled([principalOf(ctx, request), read]);
   if (principal.status === "rejected") throw principal.reason;
   if (value.status === "rejected") throw value.reason;
@@ -49,14 +62,14 @@ async function principalWith<T>(ctx: AppContext, request: FastifyRequest, read: 
  * (Tokens.authenticate), so the call makes no token query of its own. As in principalWith, the
  * principal's refusal wins over the app's (malformed id, no such app).
  */
-export async function principalAndApp(ctx: AppContext, request: FastifyRequest, appId: string): Promise<[Principal | null, AppRecord]> {
+export async function principalAndApp(ctx: AuthAndAppDeps, request: FastifyRequest, appId: string): Promise<[Principal | null, AppRecord]> {
   if (request.headers.authorization === undefined) return principalWith(ctx, request, ctx.apps.find(appId));
   const { app, tokenEpoch } = await ctx.apps.getWithTokenEpoch(appId);
   const principal = await principalOf(ctx, request, tokenEpoch);
   return [principal, app ?? (await ctx.apps.find(appId))];
 }
 
-async function resolve(ctx: AppContext, request: FastifyRequest, tokenEpoch: number | undefined): Promise<Principal | null> {
+async function resolve(ctx: AuthDeps, request: FastifyRequest, tokenEpoch: number | undefined): Promise<Principal | null> {
   const header = request.headers.authorization;
   if (header !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -83,7 +96,7 @@ export interface RequireUserOptions {
 }
 
 /** The signed-in user, or the right 401: no credentials, or a credential that is not a user's. */
-export async function requireUser(ctx: AppContext, request: FastifyRequest, options: RequireUserOptions = {}): Promise<UserPrincipal> {
+export async function requireUser(ctx: AuthDeps, request: FastifyRequest, options: RequireUserOptions = {}): Promise<UserPrincipal> {
   const principal = await principalOf(ctx, request);
   if (principal === null) throw apiError("sign_in_required", "sign in, or send a user token as 'Authorization: Bearer svc_user_…'");
   if (principal.kind !== "user") throw apiError("unauthorized", `a ${principal.kind} token cannot do this; a user token or session is needed`);
@@ -93,7 +106,7 @@ export async function requireUser(ctx: AppContext, request: FastifyRequest, opti
   return principal;
 }
 
-export function setSessionCookie(ctx: AppContext, reply: FastifyReply, value: string): void {
+export function setSessionCookie(ctx: { config: Pick<Config, "baseUrl"> }, reply: FastifyReply, value: string): void {
   void reply.setCookie(sessionCookieName(ctx.config.baseUrl), value, {
     path: "/",
     httpOnly: true,
@@ -103,7 +116,7 @@ export function setSessionCookie(ctx: AppContext, reply: FastifyReply, value: st
   });
 }
 
-export function clearSessionCookie(ctx: AppContext, reply: FastifyReply): void {
+export function clearSessionCookie(ctx: { config: Pick<Config, "baseUrl"> }, reply: FastifyReply): void {
   void reply.clearCookie(sessionCookieName(ctx.config.baseUrl), { path: "/", secure: ctx.config.baseUrl.startsWith("https:") });
 }
 

@@ -1,4 +1,4 @@
-import { nestingError } from "../domain/json-depth.ts";
+import { nestingError } from "../lib/json-depth.ts";
 import type { App } from "./types.ts";
 
 export { nestingError };

@@ -1,14 +1,13 @@
 import type { FastifyRequest } from "fastify";
-import type { AppContext } from "../context.ts";
 import { apiError } from "../errors/index.ts";
-import { principalOf, type Principal } from "./auth.ts";
+import { principalOf, type AuthDeps, type Principal } from "./auth.ts";
 
 /**
  * The principal of a request that may carry a render token in the query (`?t=`; spec: query
  * render token) because the browser sends it where headers cannot be set: the frame's URL, an
  * EventSource, an image, a CSP report. A header still wins; `t` must be a render token.
  */
-export async function principalWithQueryToken(ctx: AppContext, request: FastifyRequest): Promise<Principal | null> {
+export async function principalWithQueryToken(ctx: AuthDeps, request: FastifyRequest): Promise<Principal | null> {
   const t = (request.query as Record<string, unknown> | undefined)?.t;
   if (request.headers.authorization !== undefined || typeof t !== "string" || t === "") return principalOf(ctx, request);
   const principal = await ctx.tokens.authenticate(t);

@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import cookie from "@fastify/cookie";
 import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { AppContext } from "../context.ts";
+import type { Logger } from "pino";
+import type { Config } from "../config/config.ts";
+import type { AuthDeps } from "./auth.ts";
 import { installFrameCors } from "./cors.ts";
 import { installRequestLog } from "./logging.ts";
 import { LazyRequestLogger } from "./request-logger.ts";
@@ -30,7 +32,13 @@ function trustProxyOption(trust: false | number | string[]): boolean | string[] 
 }
 
 /** A Fastify instance with our validation, errors, logging and OpenAPI installed; no routes yet. */
-export async function createServer(ctx: AppContext): Promise<{ app: App; routes: RouteList; fairShare: FairShare }> {
+/** What the server is made of: the logger, the config it reads, and what telling callers apart takes (fair share). */
+export interface ServerDeps extends AuthDeps {
+  log: Logger;
+  config: Pick<Config, "baseUrl" | "trustProxy">;
+}
+
+export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes: RouteList; fairShare: FairShare }> {
   // Widened to Fastify's base logger type so every route file shares one `App` type.
   const baseLogger: FastifyBaseLogger = ctx.log;
   const app = Fastify({

@@ -1,6 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { THREAD_ENTRY } from "../../config/paths.ts";
-import type { Job, JobResult } from "./jobs.ts";
+import { THREAD_ENTRY } from "../config/paths.ts";
 import { deserialize, type JobError, type Reply } from "./reply.ts";
 
 /** How long one job may run before the worker is stopped and the job refused. */
@@ -13,9 +12,18 @@ export const JOB_DEADLINE_MS = 5_000;
  */
 const MAX_IN_FLIGHT = 8;
 
+/**
+ * A job for the worker: its `type` names what to run there (the worker's program, start/jobs.ts,
+ * holds the table), the rest is its structured-cloneable input.
+ */
+export interface OffThreadJob {
+  type: string;
+  [input: string]: unknown;
+}
+
 interface Queued {
   id: number;
-  job: Job;
+  job: OffThreadJob;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
 }
@@ -46,7 +54,8 @@ export class OffThread {
 
   constructor(private readonly deadlineMs = JOB_DEADLINE_MS) {}
 
-  run<J extends Job>(job: J): Promise<JobResult<J>> {
+  /** Runs `job` in the worker; resolves with its result (of the type its caller knows it has), or rejects with its refusal. */
+  run<R>(job: OffThreadJob): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, job, resolve: resolve as (value: unknown) => void, reject });
       this.pump();

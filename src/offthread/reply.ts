@@ -1,4 +1,4 @@
-import { ApiError } from "../../errors/index.ts";
+import { ApiError } from "../errors/index.ts";
 import { SchemaCostError } from "../schemas/cost.ts";
 
 // What crosses back from the worker. Kept apart from jobs.ts, which imports the checks

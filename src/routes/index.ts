@@ -1,4 +1,4 @@
-import type { AppContext } from "../context.ts";
+import type { Services } from "../services.ts";
 import type { App } from "../http/types.ts";
 import callOperation from "./apps/callOperation.ts";
 import createSecret from "./secrets/createSecret.ts";
@@ -66,7 +66,7 @@ import appMcp from "./mcp/app-mcp.ts";
 import templateListing from "./templates/listing.ts";
 import publishedTemplates from "./templates/published.ts";
 
-type RouteModule = (app: App, ctx: AppContext) => void;
+type RouteModule = (app: App, ctx: Services) => void;
 
 /** Every public route, one file each. A new route is one import and one entry here. */
 const routes: RouteModule[] = [
@@ -137,6 +137,6 @@ const routes: RouteModule[] = [
   deliverWebhook,
 ];
 
-export function registerRoutes(app: App, ctx: AppContext): void {
+export function registerRoutes(app: App, ctx: Services): void {
   for (const route of routes) route(app, ctx);
 }

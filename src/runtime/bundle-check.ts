@@ -1,9 +1,8 @@
-import { spawnTied } from "../../executor/child-process.ts";
+import { spawnTied } from "./executor/child-process.ts";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DEFAULT_TUNING } from "../../executor/executor.ts";
-import { workerdBinary } from "../../executor/workerd-config.ts";
-import { BuildError } from "./build-error.ts";
+import { DEFAULT_TUNING } from "./executor/tuning.ts";
+import { workerdBinary } from "./executor/workerd-config.ts";
 
 const CHECK_TIMEOUT_MS = 10_000;
 const STDERR_KEPT = 2_000;
@@ -20,10 +19,11 @@ export default {
 
 /**
  * Loads a bundle in a throwaway workerd (`workerd test`), apart from the executor pool, before it
- * may publish: a bundle that throws at its top level, or lost its default export, fails the build
- * here and not at its first call. Killed after 10 s, so a top level that never returns fails too.
+ * may publish: a bundle that throws at its top level, or lost its default export, fails its build
+ * there and not at its first call. Killed after 10 s, so a top level that never returns fails too.
+ * Resolves with why it does not load, or null when it does.
  */
-export async function loadCheck(bundle: string, nodeCompat: boolean, dir: string): Promise<void> {
+export async function checkBundle(bundle: string, nodeCompat: boolean, dir: string): Promise<string | null> {
   const flags = nodeCompat ? `["nodejs_compat"]` : "[]";
   await writeFile(join(dir, "app.js"), bundle);
   await writeFile(join(dir, "check.js"), CHECK_MODULE);
@@ -45,8 +45,9 @@ const worker :Workerd.Worker = (
       .filter((line) => !/^workerd\/.*: (debug|info):/.test(line) || /uncaught|exception/i.test(line))
       .join("\n")
       .trim();
-    throw new BuildError("app_build_failed", `the bundle does not load: ${reason.slice(0, STDERR_KEPT) || (code === null ? "it did not finish loading within 10 s" : `workerd exited ${code}`)}`);
+    return reason.slice(0, STDERR_KEPT) || (code === null ? "it did not finish loading within 10 s" : `workerd exited ${code}`);
   }
+  return null;
 }
 
 function run(binary: string, args: string[]): Promise<{ code: number | null; stderr: string }> {

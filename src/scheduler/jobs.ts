@@ -1,5 +1,23 @@
 import { HOUR, SECOND } from "../config/clock.ts";
-import type { AppContext } from "../context.ts";
+import type { Scheduler } from "./scheduler.ts";
+
+/** A service with a retention sweep the scheduler runs hourly. */
+interface Sweeps {
+  sweep(): Promise<unknown>;
+}
+
+/** What the periodic jobs run: the scheduler, and each service with a job of its own. */
+export interface JobDeps {
+  scheduler: Scheduler;
+  routines: { runDue(now: number): Promise<unknown> };
+  activity: Sweeps;
+  callCounts: Sweeps;
+  deliveries: Sweeps;
+  idempotency: Sweeps;
+  builds: Sweeps;
+  renderTokens: Sweeps;
+  snapshots: { sweepValues(): Promise<unknown> };
+}
 
 /** How often due routines are looked for; a routine runs at most this late. */
 export const ROUTINE_TICK_MS = 15 * SECOND;
@@ -10,10 +28,10 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
  * snapshot refers to, such as those of deleted apps).
  */
-export function registerJobs(ctx: AppContext): void {
+export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
   ctx.scheduler.add({ name: "activity-sweep", everyMs: HOUR, run: () => ctx.activity.sweep().then(() => undefined) });
-  ctx.scheduler.add({ name: "call-count-sweep", everyMs: HOUR, run: () => ctx.callCounts.sweep() });
+  ctx.scheduler.add({ name: "call-count-sweep", everyMs: HOUR, run: () => ctx.callCounts.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "delivery-sweep", everyMs: HOUR, run: () => ctx.deliveries.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "idempotency-sweep", everyMs: HOUR, run: () => ctx.idempotency.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "build-sweep", everyMs: HOUR, run: () => ctx.builds.sweep().then(() => undefined) });

@@ -1,9 +1,9 @@
-import { ApiError } from "../../errors/index.ts";
-import { prepareRenamedNow, type ManifestRename } from "../apps/manifest-rewrite.ts";
-import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../apps/source.ts";
+import { ApiError } from "../errors/index.ts";
+import { prepareRenamedNow, type ManifestRename } from "../domain/apps/manifest-rewrite.ts";
+import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../domain/apps/source.ts";
 import { compileSchemaSource } from "../schemas/compile.ts";
 import { SchemaCostError } from "../schemas/cost.ts";
-import type { JobError, Reply } from "./reply.ts";
+import type { JobError, Reply } from "../offthread/reply.ts";
 
 /** Work that parses or compiles what an app wrote: CPU-bound, so never on Node's main thread. */
 export type Job = { type: "prepare"; source: SourceBundle } | { type: "prepare-renamed"; source: SourceBundle; rename: ManifestRename } | { type: "compile"; schema: unknown };

@@ -1,12 +1,13 @@
 import type { FastifyError, FastifyRequest } from "fastify";
-import type { AppContext } from "../context.ts";
+import type { Config } from "../config/config.ts";
 import { apiError, type ApiError } from "../errors/index.ts";
 import { sendError, toApiError } from "../http/error-handler.ts";
 import type { App } from "../http/types.ts";
 import { sendPage } from "./layout.ts";
 import { errorPage } from "./pages/common.ts";
 
-export type PageRoute = (app: App, ctx: AppContext) => void;
+/** A page family: registered with the services its routes take (the routes layer hands them in). */
+export type PageRoute<S> = (app: App, ctx: S) => void;
 
 // A form carries a code, a decision or a password; nothing a page posts comes near this.
 const FORM_BODY_LIMIT = 16 * 1024;
@@ -18,7 +19,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * every form POST must carry our Origin (browsers send it on form posts; this also stops login
  * CSRF on `/sign-in`, which has no session to check), and failures render as pages.
  */
-export function registerPages(app: App, ctx: AppContext, pages: readonly PageRoute[]): void {
+export function registerPages<S extends { config: Pick<Config, "baseUrl"> }>(app: App, ctx: S, pages: readonly PageRoute<S>[]): void {
   void app.register((scope: App, _options, done) => {
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: FORM_BODY_LIMIT }, (_request, body, parsed) => {
       parsed(null, Object.fromEntries(new URLSearchParams(String(body))));

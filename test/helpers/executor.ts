@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../src/config/clock.ts";
 import { Activity, DiagRing } from "../../src/domain/diagnostics/index.ts";
-import { Operations, type AppRecord, type OperationCall } from "../../src/domain/operations/index.ts";
-import { AppStorage } from "../../src/domain/storage/index.ts";
-import { Executor, type ExecutorTuning } from "../../src/executor/executor.ts";
-import type { PoolEvent } from "../../src/executor/pool.ts";
-import type { AppCode, CodeSource } from "../../src/executor/types.ts";
+import { Operations, type AppRecord, type OperationCall } from "../../src/runtime/operations/index.ts";
+import { AppStorage } from "../../src/runtime/storage/index.ts";
+import { Executor, type ExecutorTuning } from "../../src/runtime/executor/executor.ts";
+import type { PoolEvent } from "../../src/runtime/executor/pool.ts";
+import type { AppCode, CodeSource } from "../../src/runtime/executor/types.ts";
 import { migrate, openStore, type Dialect, type Store } from "../../src/store/index.ts";
 import { createTestDatabase } from "./dialects.ts";
 

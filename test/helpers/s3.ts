@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { spawnTied } from "../../src/executor/child-process.ts";
+import { spawnTied } from "../../src/runtime/executor/child-process.ts";
 
 /** s3rver's fixed key pair; the SDK finds it in the environment, as it would a real one. */
 export const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" };

@@ -5,7 +5,7 @@ import type { Writable } from "node:stream";
 import { buildApp, type BuiltApp } from "../../src/app.ts";
 import { ManualClock, type Clock } from "../../src/config/clock.ts";
 import { loadConfig, type Config } from "../../src/config/config.ts";
-import type { ExecutorTuning } from "../../src/executor/executor.ts";
+import type { ExecutorTuning } from "../../src/runtime/executor/executor.ts";
 import { migrate, openStore, type Dialect } from "../../src/store/index.ts";
 import type { LogEvent } from "kysely";
 import { createTestDatabase } from "./dialects.ts";

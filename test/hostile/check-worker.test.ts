@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
-import { OffThread } from "../../src/domain/offthread/index.ts";
-import { SchemaCostError } from "../../src/domain/schemas/cost.ts";
+import type { PreparedSource } from "../../src/domain/apps/source.ts";
+import { OffThread } from "../../src/offthread/index.ts";
+import { SchemaCostError } from "../../src/schemas/cost.ts";
 
 // The check worker runs what anonymous writers send. A module built to be slow to check must cost
 // its own write only: the writes handed to the worker behind it are checked on a fresh worker.
@@ -14,7 +15,7 @@ it("refuses a job past its deadline and runs the jobs handed over behind it on a
   try {
     await worker.run({ type: "prepare", source: tinyModule("warm") });
     const slow = worker.run({ type: "prepare", source: slowModule });
-    const behind = [worker.run({ type: "prepare", source: tinyModule("after1") }), worker.run({ type: "prepare", source: tinyModule("after2") })];
+    const behind = [worker.run<PreparedSource>({ type: "prepare", source: tinyModule("after1") }), worker.run<PreparedSource>({ type: "prepare", source: tinyModule("after2") })];
     const refusal = await slow.then(() => null, (error: unknown) => error);
     expect(refusal).toBeInstanceOf(SchemaCostError);
     expect((refusal as Error).message).toBe("checking it took more than 50 ms");

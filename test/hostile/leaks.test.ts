@@ -3,7 +3,7 @@ import { connect } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostAddresses, renderConfig } from "../../src/executor/workerd-config.ts";
+import { hostAddresses, renderConfig } from "../../src/runtime/executor/workerd-config.ts";
 import { expectError, makeUser } from "../helpers/apps.ts";
 import type { LogCapture } from "../helpers/logs.ts";
 import { startServer } from "../helpers/server.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { systemClock } from "../../src/config/clock.ts";
-import { APP_CAP_BYTES, AppStorage, VALUE_CAP_BYTES } from "../../src/domain/storage/index.ts";
+import { APP_CAP_BYTES, AppStorage, VALUE_CAP_BYTES } from "../../src/runtime/storage/index.ts";
 import { ApiError } from "../../src/errors/index.ts";
 import { appModule, exactUsage, startHarness, type Harness } from "../helpers/executor.ts";
 

@@ -1,11 +1,9 @@
+import type { ManifestRename } from "./manifest-types.ts";
 import { manifestObject, propertyName } from "./manifest.ts";
 import { prepareSourceNow, type PreparedSource, type SourceBundle } from "./source.ts";
 
 /** Manifest fields a copy may set: the new app's id and display name. */
-export interface ManifestRename {
-  id?: string;
-  displayName?: string;
-}
+export type { ManifestRename };
 
 /**
  * The module with `manifest.id` and `manifest.displayName` set to new literals, everything else

@@ -37,3 +37,9 @@ export interface Manifest {
   capabilities: Capabilities;
   routes: Record<string, RouteSpec>;
 }
+
+/** A copy's new manifest id and display name, written into its module (manifest-rewrite.ts). */
+export interface ManifestRename {
+  id?: string;
+  displayName?: string;
+}

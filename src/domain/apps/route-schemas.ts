@@ -1,5 +1,5 @@
 import { apiError } from "../../errors/index.ts";
-import { compileSchemaSource, SchemaCostError } from "../schemas/index.ts";
+import { compileSchemaSource, SchemaCostError } from "../../schemas/index.ts";
 import type { RouteSpec } from "./manifest-types.ts";
 
 /**

@@ -2,9 +2,8 @@ import { apiError, recovery, type ErrorKind, type ShrinkField } from "../../erro
 import { scanImports, type ModuleImports } from "../builds/imports.ts";
 import { checkCdnScripts } from "./cdn-check.ts";
 import { extractManifest, parseModule } from "./manifest.ts";
-import type { Manifest } from "./manifest-types.ts";
-import type { ManifestRename } from "./manifest-rewrite.ts";
-import { OffThread } from "../offthread/index.ts";
+import type { Manifest, ManifestRename } from "./manifest-types.ts";
+import { OffThread } from "../../offthread/index.ts";
 import { checkRouteSchemas } from "./route-schemas.ts";
 import { checkUiCalls } from "./ui-check.ts";
 import { validateManifest } from "./validate-manifest.ts";
@@ -36,12 +35,12 @@ export interface PreparedSource {
  * Node's thread would stall every other request. Refusals arrive as the same ApiErrors.
  */
 export function prepareSource(source: SourceBundle, worker = OffThread.shared): Promise<PreparedSource> {
-  return worker.run({ type: "prepare", source });
+  return worker.run<PreparedSource>({ type: "prepare", source });
 }
 
 /** As `prepareSource`, after setting the manifest's id and display name (a copy; manifest-rewrite.ts). */
 export function prepareRenamed(source: SourceBundle, rename: ManifestRename, worker = OffThread.shared): Promise<PreparedSource> {
-  return worker.run({ type: "prepare-renamed", source, rename });
+  return worker.run<PreparedSource>({ type: "prepare-renamed", source, rename });
 }
 
 /**

@@ -2,7 +2,7 @@ import { apiError, type ErrorKind } from "../../errors/index.ts";
 import { normalizeIcon } from "./icon.ts";
 import type { LiteralValue } from "./manifest.ts";
 import { CAPABILITY_IMPORTS, type CapabilityImport, type Capabilities, type Manifest, type RouteSpec } from "./manifest-types.ts";
-import { schemaBounds, SchemaCostError } from "../schemas/index.ts";
+import { schemaBounds, SchemaCostError } from "../../schemas/index.ts";
 
 export const MANIFEST_ID_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const MANIFEST_ID_MAX = 64;

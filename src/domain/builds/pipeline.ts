@@ -6,7 +6,7 @@ import { parseModule } from "../apps/manifest.ts";
 import { BuildError } from "./build-error.ts";
 import { bundleModule } from "./bundle.ts";
 import { scanImports } from "./imports.ts";
-import { loadCheck } from "./load-check.ts";
+import { checkBundle } from "../../runtime/index.ts";
 import { sha512Of, type Registry } from "./registry.ts";
 import { resolveImports, type DirectLock, type Placed } from "./resolve.ts";
 import { unpackTarball, type UnpackBudget } from "./unpack.ts";
@@ -56,7 +56,8 @@ export class BuildPipeline {
       }
       const bundle = await bundleModule(module, work);
       await stage("validating");
-      await loadCheck(bundle.code, bundle.nodeBuiltins.length > 0, work);
+      const unloadable = await checkBundle(bundle.code, bundle.nodeBuiltins.length > 0, work);
+      if (unloadable !== null) throw new BuildError("app_build_failed", `the bundle does not load: ${unloadable}`);
       const graph: Record<string, string> = {};
       for (const p of resolution.packages) graph[`${p.name}@${p.version.version}`] = p.version.dist.integrity ?? "";
       return { bundle: bundle.code, nodeBuiltins: bundle.nodeBuiltins, direct: resolution.direct, graph };

@@ -1,14 +1,12 @@
 import { DAY, type Clock } from "../../config/clock.ts";
 import type { User, Users } from "../accounts/users.ts";
-import type { Lane } from "../../executor/types.ts";
+import { appCode, type AppRecord, type Lane, type Operations, type Role, type Trigger } from "../../runtime/index.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord as StoredApp } from "../apps/queries.ts";
 import type { PreparedSource } from "../apps/source.ts";
 import type { StagedBuild, StagingSeam } from "../apps/staging-seam.ts";
-import { appCode } from "./app-code.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Plan } from "../../errors/index.ts";
-import type { AppRecord, Operations, Role, Trigger } from "./operations.ts";
 
 /**
  * Every op call starts here: the public route (as its caller), routine ticks and webhook

@@ -1,6 +1,6 @@
 import type { AccessSubject, Actor, AppRole } from "../apps/access.ts";
 import { apiError } from "../../errors/index.ts";
-import type { Role } from "./operations.ts";
+import type { Role } from "../../runtime/index.ts";
 
 /**
  * Who may call an app's operations and in which role (DECISIONS §4; spec Authentication rule 1:

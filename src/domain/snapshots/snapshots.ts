@@ -8,8 +8,7 @@ import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
 import type { Actor } from "../apps/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { UUID } from "../ids.ts";
-import { APP_CAP_BYTES } from "../storage/limits.ts";
-import type { AppStorage } from "../storage/storage.ts";
+import { APP_CAP_BYTES, type AppStorage } from "../../runtime/index.ts";
 
 /** DECISIONS §9: the newest 10 snapshots of an app are kept. */
 export const SNAPSHOTS_KEPT = 10;

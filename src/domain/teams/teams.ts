@@ -8,7 +8,7 @@ import type { TeamRole } from "../../store/schema/teams.ts";
 import { HANDLE_PATTERN, type Users } from "../accounts/users.ts";
 import type { AppRole } from "../apps/access.ts";
 import type { AppRecord } from "../apps/queries.ts";
-import { billingUrl, PLAN_LIMITS } from "../plans.ts";
+import { billingUrl, PLAN_LIMITS } from "../../config/plans.ts";
 
 export type { TeamRole };
 

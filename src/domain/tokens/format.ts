@@ -1,5 +1,5 @@
 import { hash } from "node:crypto";
-import { pooledRandomBytes } from "../random-pool.ts";
+import { pooledRandomBytes } from "../../lib/random-pool.ts";
 import { crc32 } from "node:zlib";
 
 // Token plaintext (DECISIONS §1): `svc_<kind>_` + 43 base62 characters (256 bits) + 6 base62

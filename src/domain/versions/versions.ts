@@ -7,7 +7,7 @@ import type { Apps, WriteResult } from "../apps/apps.ts";
 import type { Manifest } from "../apps/manifest-types.ts";
 import { expectedRevision } from "../apps/precondition.ts";
 import { revisionEtag, uuidUrl } from "../apps/urls.ts";
-import { PLAN_LIMITS } from "../plans.ts";
+import { PLAN_LIMITS } from "../../config/plans.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { DataChanges, Snapshots } from "../snapshots/snapshots.ts";
 

@@ -5,8 +5,8 @@ import { PreparedQuery, type Database, type StampedCache } from "../../store/ind
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
 import { recordBytes, selectApps, toRecord, type AppRecord } from "../apps/queries.ts";
 import type { AppRunner } from "../operations/as-app.ts";
-import { nestingError } from "../json-depth.ts";
-import { PLAN_LIMITS } from "../plans.ts";
+import { nestingError } from "../../lib/json-depth.ts";
+import { PLAN_LIMITS } from "../../config/plans.ts";
 import { insertDelivery, sweepDeliveries } from "./deliveries.ts";
 import type { DeliveryLog } from "./delivery-log.ts";
 import { secretMatches } from "./secret.ts";

@@ -9,7 +9,7 @@ import { writableBy, type AppRecord } from "../apps/queries.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRunner } from "../operations/as-app.ts";
 import { insertWithinCaps } from "../capped-insert.ts";
-import { PLAN_LIMITS, planRefusal } from "../plans.ts";
+import { PLAN_LIMITS, planRefusal } from "../../config/plans.ts";
 import { DELIVERIES_PAGE_DEFAULT, listDeliveries, type DeliveryView } from "./deliveries.ts";
 import type { DeliveryLog } from "./delivery-log.ts";
 import { mintHookSecret } from "./secret.ts";

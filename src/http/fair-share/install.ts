@@ -1,7 +1,6 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from "fastify";
-import type { AppContext } from "../../context.ts";
 import { apiError } from "../../errors/index.ts";
-import { principalOf, shareKey } from "../auth.ts";
+import { principalOf, shareKey, type AuthDeps } from "../auth.ts";
 import type { App } from "../types.ts";
 import { NotAdmitted, PrincipalLanes } from "./lanes.ts";
 
@@ -74,7 +73,7 @@ export interface FairShare {
  * address's. The lane is taken before the body is read, so waiting requests cost the body's parse
  * nothing until their turn.
  */
-export function installFairShare(app: App, ctx: AppContext, lanes = new PrincipalLanes()): FairShare {
+export function installFairShare(app: App, ctx: AuthDeps, lanes = new PrincipalLanes()): FairShare {
   const matched = new Set<string>();
   /** `gated`: the route's methods that take a lane; `anonymousMetered`: those an anonymous caller skips. */
   const gate = (gated: ReadonlySet<string>, anonymousMetered: ReadonlySet<string>): onRequestAsyncHookHandler =>
@@ -115,7 +114,7 @@ export function installFairShare(app: App, ctx: AppContext, lanes = new Principa
 }
 
 /** The lane a request goes through, and whether its caller is anonymous (no credential at all). */
-async function laneOf(ctx: AppContext, request: FastifyRequest): Promise<{ key: string; anonymous: boolean }> {
+async function laneOf(ctx: AuthDeps, request: FastifyRequest): Promise<{ key: string; anonymous: boolean }> {
   try {
     const principal = await principalOf(ctx, request);
     if (principal === null) return { key: shareKey(request, null), anonymous: true };

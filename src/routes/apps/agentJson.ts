@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { uuidUrl } from "../../domain/apps/urls.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
@@ -10,7 +10,7 @@ import { AppIdParams } from "./schemas.ts";
  * operation (URL, auth, a curl line) and the app's MCP endpoint; operations as the caller's
  * role may run them.
  */
-export default function agentJson(app: App, ctx: AppContext): void {
+export default function agentJson(app: App, ctx: Services): void {
   app.get(
     "/app/:id/agent.json",
     {

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalAndApp } from "../../http/auth.ts";
@@ -8,7 +8,7 @@ import { nestingError } from "../../http/json-body.ts";
 import { fromToolLayer } from "../../http/tool-layer.ts";
 import type { App } from "../../http/types.ts";
 
-export default function callOperation(app: App, ctx: AppContext): void {
+export default function callOperation(app: App, ctx: Services): void {
   // Scoped so the lenient body parsing below applies to this route only.
   void app.register((plugin, _options, registered) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();

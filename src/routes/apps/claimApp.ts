@@ -1,13 +1,13 @@
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security, Timestamp } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "./schemas.ts";
 
-export default function claimApp(app: App, ctx: AppContext): void {
+export default function claimApp(app: App, ctx: Services): void {
   app.post(
     "/app/:id/claim",
     {

@@ -1,5 +1,5 @@
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
 import { clientIp, principalOf } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
@@ -17,7 +17,7 @@ import { appView } from "./views.ts";
 // creates and updates are not.
 export const ANONYMOUS_CREATES_PER_IP: BucketRule = { name: "create:ip", capacity: 30 };
 
-export default function createApp(app: App, ctx: AppContext): void {
+export default function createApp(app: App, ctx: Services): void {
   app.post(
     "/app",
     {

@@ -1,10 +1,10 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalOf } from "../../http/auth.ts";
 import { OkOnly, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "./schemas.ts";
 
-export default function deleteApp(app: App, ctx: AppContext): void {
+export default function deleteApp(app: App, ctx: Services): void {
   app.delete(
     "/app/:id",
     {

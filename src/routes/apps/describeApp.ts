@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -15,7 +15,7 @@ const Operation = Type.Object({
   output: Type.Union([Type.Unknown(), Type.Null()]),
 });
 
-export default function describeApp(app: App, ctx: AppContext): void {
+export default function describeApp(app: App, ctx: Services): void {
   app.get(
     "/app/:id/describe",
     {

@@ -1,11 +1,11 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { serveShell } from "../web/shell.ts";
 import { AppIdParams } from "./schemas.ts";
 
-export default function getAppPage(app: App, ctx: AppContext): void {
+export default function getAppPage(app: App, ctx: Services): void {
   app.get(
     "/app/:id",
     {

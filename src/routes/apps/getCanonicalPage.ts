@@ -1,9 +1,9 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { serveShell } from "../web/shell.ts";
 
-export default function getCanonicalPage(app: App, ctx: AppContext): void {
+export default function getCanonicalPage(app: App, ctx: Services): void {
   app.get(
     "/@:handle/:manifestId",
     {

@@ -1,10 +1,10 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { iconSvg } from "../../domain/apps/icon.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "./schemas.ts";
 
-export default function getIcon(app: App, ctx: AppContext): void {
+export default function getIcon(app: App, ctx: Services): void {
   app.get(
     "/app/:id/icon.svg",
     {

@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "./schemas.ts";
 
-export default function getSource(app: App, ctx: AppContext): void {
+export default function getSource(app: App, ctx: Services): void {
   app.get(
     "/app/:id/source",
     {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { StoredResponse } from "../../domain/idempotency/idempotency.ts";
 import { clientIp, type Principal } from "../../http/auth.ts";
 
@@ -8,7 +8,7 @@ import { clientIp, type Principal } from "../../http/auth.ts";
  * first request with a key, and its response is replayed to repeats with the same body.
  */
 export async function idempotent(
-  ctx: AppContext,
+  ctx: Services,
   request: FastifyRequest,
   reply: FastifyReply,
   actor: Principal | null,

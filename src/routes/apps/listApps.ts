@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { LIST_DEFAULT_LIMIT } from "../../domain/apps/listing.ts";
 import { canonicalUrl, uuidUrl } from "../../domain/apps/urls.ts";
 import { requireUser } from "../../http/auth.ts";
@@ -8,7 +8,7 @@ import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { ListRow } from "./schemas.ts";
 
-export default function listApps(app: App, ctx: AppContext): void {
+export default function listApps(app: App, ctx: Services): void {
   app.get(
     "/app",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
 import { principalOf } from "../../http/auth.ts";
 import { replyDeferred } from "../builds/reply.ts";
@@ -16,7 +16,7 @@ const Edit = Type.Object(
   { additionalProperties: false },
 );
 
-export default function patchSource(app: App, ctx: AppContext): void {
+export default function patchSource(app: App, ctx: Services): void {
   app.patch(
     "/app/:id/source",
     {

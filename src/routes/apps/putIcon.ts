@@ -1,11 +1,11 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams, IconSchema } from "./schemas.ts";
 
-export default function putIcon(app: App, ctx: AppContext): void {
+export default function putIcon(app: App, ctx: Services): void {
   app.put(
     "/app/:id/icon",
     {

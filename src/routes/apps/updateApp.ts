@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
@@ -9,7 +9,7 @@ import { idempotent } from "./idempotent.ts";
 import { AppIdParams, UpdateBody, UpdateResponse } from "./schemas.ts";
 import { appView } from "./views.ts";
 
-export default function updateApp(app: App, ctx: AppContext): void {
+export default function updateApp(app: App, ctx: Services): void {
   app.put(
     "/app/:id",
     {

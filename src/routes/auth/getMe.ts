@@ -1,13 +1,13 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
-import { PLAN_LIMITS } from "../../domain/plans.ts";
+import type { Services } from "../../services.ts";
+import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError } from "../../errors/index.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { UserView, userView } from "./schemas.ts";
 
-export default function getMe(app: App, ctx: AppContext): void {
+export default function getMe(app: App, ctx: Services): void {
   app.get(
     "/api/me",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { clientIp, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
@@ -16,7 +16,7 @@ const LoginBody = Type.Object(
   { additionalProperties: false },
 );
 
-export default function login(app: App, ctx: AppContext): void {
+export default function login(app: App, ctx: Services): void {
   app.post(
     "/api/auth/login",
     {

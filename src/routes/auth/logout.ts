@@ -1,9 +1,9 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { clearSessionCookie, principalOf, sessionCookieName } from "../../http/auth.ts";
 import { OkOnly, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 
-export default function logout(app: App, ctx: AppContext): void {
+export default function logout(app: App, ctx: Services): void {
   app.post(
     "/api/auth/logout",
     {

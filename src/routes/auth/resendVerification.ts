@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { requireUser } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
@@ -7,7 +7,7 @@ import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { VERIFY_RESEND_PER_USER } from "./limits.ts";
 
-export default function resendVerification(app: App, ctx: AppContext): void {
+export default function resendVerification(app: App, ctx: Services): void {
   app.post(
     "/api/auth/verify-email/resend",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { clientIp, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
@@ -8,7 +8,7 @@ import type { App } from "../../http/types.ts";
 import { SIGNUP_PER_IP } from "./limits.ts";
 import { UserView, userView } from "./schemas.ts";
 
-export default function signup(app: App, ctx: AppContext): void {
+export default function signup(app: App, ctx: Services): void {
   app.post(
     "/api/auth/signup",
     {

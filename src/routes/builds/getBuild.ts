@@ -1,11 +1,11 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalOf } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
 import { currentStatus } from "./reply.ts";
 import { BuildStatusResponse, PreferHeader } from "./schemas.ts";
 
-export default function getBuild(app: App, ctx: AppContext): void {
+export default function getBuild(app: App, ctx: Services): void {
   app.get(
     "/api/v1/builds/:buildId",
     {

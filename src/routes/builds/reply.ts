@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { Actor } from "../../domain/apps/access.ts";
 import type { BuildDeferred } from "../../domain/apps/build-seam.ts";
 import type { BuildStatus } from "../../domain/builds/status.ts";
@@ -12,7 +12,7 @@ export function preferredWait(request: FastifyRequest): number {
 }
 
 /** The status of a build, waited for as `Prefer: wait=N` asks. */
-export function currentStatus(ctx: AppContext, request: FastifyRequest, buildId: string, actor: Actor): Promise<BuildStatus> {
+export function currentStatus(ctx: Services, request: FastifyRequest, buildId: string, actor: Actor): Promise<BuildStatus> {
   const wait = preferredWait(request);
   return wait > 0 ? ctx.builds.waitFor(buildId, actor, wait) : ctx.builds.status(buildId, actor);
 }
@@ -21,7 +21,7 @@ export function currentStatus(ctx: AppContext, request: FastifyRequest, buildId:
  * A write answered with its build: 202, the status (with the new app's token for an anonymous
  * create, this once) and `Location` pointing at where to poll it.
  */
-export async function deferredResponse(ctx: AppContext, request: FastifyRequest, deferred: BuildDeferred, actor: Actor) {
+export async function deferredResponse(ctx: Services, request: FastifyRequest, deferred: BuildDeferred, actor: Actor) {
   const key = request.headers["idempotency-key"];
   if (typeof key === "string") await ctx.builds.noteIdempotencyKey(deferred.buildId, key);
   // The writer reads its own build: an anonymous creator through the token it is given now.
@@ -36,7 +36,7 @@ export async function deferredResponse(ctx: AppContext, request: FastifyRequest,
 }
 
 /** As deferredResponse, sent. */
-export async function replyDeferred(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, deferred: BuildDeferred, actor: Actor) {
+export async function replyDeferred(ctx: Services, request: FastifyRequest, reply: FastifyReply, deferred: BuildDeferred, actor: Actor) {
   const response = await deferredResponse(ctx, request, deferred, actor);
   for (const [name, value] of Object.entries(response.headers)) void reply.header(name, value);
   return reply.status(202).send(response.body);

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
-import { PLAN_LIMITS } from "../../domain/plans.ts";
+import { PLAN_LIMITS } from "../../config/plans.ts";
 import { VERIFY_RESEND_PER_USER } from "../auth/limits.ts";
 import { sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
@@ -14,7 +14,7 @@ import { viewerOf, type Viewer } from "../pages/viewer.ts";
 const TOKEN_DAYS = 7;
 
 /** `/account` (issue 19): plan, user tokens (mint with the plaintext shown once, revoke). */
-export default function accountPages(app: App, ctx: AppContext): void {
+export default function accountPages(app: App, ctx: Services): void {
   const signedIn = async (request: FastifyRequest, reply: FastifyReply): Promise<Viewer | null> => {
     const viewer = await viewerOf(ctx, request);
     if (viewer === null) await sendPage(reply, signInPage({ returnTo: "/account", intro: "Sign in to see your account." }), 401);

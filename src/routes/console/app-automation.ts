@@ -1,6 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { WebhookView } from "../../domain/webhooks/views.ts";
 import { apiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
@@ -9,7 +9,7 @@ import { COPY_SCRIPT } from "../../web/pages/mcp-setup.ts";
 import { consoleKit, ItemParams, Params, Toggle, type Opened } from "./opened.ts";
 
 /** An app's routines and webhooks (with deliveries; a webhook's secret shown once, on creation or rotation). */
-export default function appAutomation(app: App, ctx: AppContext): void {
+export default function appAutomation(app: App, ctx: Services): void {
   const { open, page, back, ops, summary } = consoleKit(ctx);
   app.get("/apps/:id/routines", { schema: { ...summary("routines"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { authorizeActivity } from "../../domain/diagnostics/access.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import { apiError } from "../../errors/index.ts";
@@ -11,7 +11,7 @@ import { assetsTab, sharesTab, feedbackTab, secretsTab } from "../../web/pages/c
 import { consoleKit, ItemParams, Params } from "./opened.ts";
 
 /** An app's secrets (names only), assets, feedback and sharing. */
-export default function appData(app: App, ctx: AppContext): void {
+export default function appData(app: App, ctx: Services): void {
   const { open, page, back, user, summary } = consoleKit(ctx);
   app.get("/apps/:id/secrets", { schema: { ...summary("secrets"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { DAY } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { authorizeActivity, authorizeDiag } from "../../domain/diagnostics/access.ts";
 import { ACTIVITY_KINDS } from "../../domain/diagnostics/activity.ts";
 import { sessionCookieName, shareKey } from "../../http/auth.ts";
@@ -20,7 +20,7 @@ const DiagFilter = Type.Object({
  * An app's diagnostics tab: calls and failures per hour, the diag ring (kept live by a session
  * event stream), and durable activity filtered by kind and time. Read as the API reads them.
  */
-export default function appDiagnostics(app: App, ctx: AppContext): void {
+export default function appDiagnostics(app: App, ctx: Services): void {
   const { open, page, user, summary } = consoleKit(ctx);
   const stream = eventStreams(app, ctx.streams);
   // Pages are signed in by the session cookie.

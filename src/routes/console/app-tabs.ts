@@ -1,6 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
 import { can, VISIBILITIES, type Visibility } from "../../domain/apps/access.ts";
@@ -10,7 +10,7 @@ import { operationCaller } from "../../domain/operations/caller.ts";
 import type { App } from "../../http/types.ts";
 import { appOverviewBody } from "../../web/pages/console/front.ts";
 import { versionsTab, operationsTab, settingsSection, sourceTab, type OperationCall, storageMeter } from "../../web/pages/console/tabs.ts";
-import { APP_CAP_BYTES } from "../../domain/storage/index.ts";
+import { APP_CAP_BYTES } from "../../runtime/index.ts";
 import { consoleKit, ItemParams, Params, type Opened } from "./opened.ts";
 
 /**
@@ -18,7 +18,7 @@ import { consoleKit, ItemParams, Params, type Opened } from "./opened.ts";
  * read and forms write through the same services as the API, whose access rules decide; a POST
  * answers with a 303 back to its tab.
  */
-export default function appTabs(app: App, ctx: AppContext): void {
+export default function appTabs(app: App, ctx: Services): void {
   const { open, page, back, user, summary } = consoleKit(ctx);
   app.get("/apps/:id", { schema: { ...summary("overview"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);

@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { TEMPLATE_CATEGORIES, type Listing, type TemplateCategory } from "../../domain/templates/templates.ts";
 import type { App } from "../../http/types.ts";
 import { templateTab } from "../../web/pages/console/tabs.ts";
 import { consoleKit, ItemParams, Params } from "./opened.ts";
 
 /** An app's template listing (issue 19): the draft's text fields, publish and disable, as the API's. */
-export default function appTemplate(app: App, ctx: AppContext): void {
+export default function appTemplate(app: App, ctx: Services): void {
   const { open, page, back, user, summary } = consoleKit(ctx);
   const draft = (l: Listing) => ({
     title: l.draft.title,

@@ -1,5 +1,5 @@
 import multipart from "@fastify/multipart";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requirePermission } from "../../domain/apps/access.ts";
 import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/web/assets.ts";
 import { apiError } from "../../errors/index.ts";
@@ -14,7 +14,7 @@ import { consoleKit, Params } from "./opened.ts";
  * service's). Multipart is parsed only in this scope, which sits inside the page scope and so
  * keeps its Origin rule.
  */
-export default function appUpload(app: App, ctx: AppContext): void {
+export default function appUpload(app: App, ctx: Services): void {
   const { open, back, summary, user } = consoleKit(ctx);
   void app.register(async (scope: App) => {
     await scope.register(multipart, { limits: { fileSize: ASSET_MAX_BYTES, files: 1, fields: 3, fieldSize: 1024, parts: 5 } });

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
@@ -7,7 +7,7 @@ import { buildPage } from "../../web/pages/console/build.ts";
 import { viewerOf } from "../pages/viewer.ts";
 
 /** `/builds/{id}` (issue 19): a build's progress, readable by whoever may read its status. */
-export default function buildPages(app: App, ctx: AppContext): void {
+export default function buildPages(app: App, ctx: Services): void {
   app.get("/builds/:id", { schema: { tags: ["pages"], summary: "A build's progress (HTML)", params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } }, async (request, reply) => {
     const viewer = await viewerOf(ctx, request);
     if (viewer === null) return sendPage(reply, signInPage({ returnTo: `/builds/${encodeURIComponent(request.params.id)}`, intro: "Sign in to follow this build." }), 401);

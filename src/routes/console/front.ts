@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
 import { clearSessionCookie, clientIp, principalOf, sessionCookieName, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
@@ -26,7 +26,7 @@ const SignUpForm = Type.Object(
  * The console's front door (issue 19): `/` (landing, or the dashboard once signed in), sign-up
  * and sign-out as forms, and an app's overview. Each calls the same services as the API.
  */
-export default function consolePages(app: App, ctx: AppContext): void {
+export default function consolePages(app: App, ctx: Services): void {
   app.get(
     "/",
     {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { AppRole } from "../../domain/apps/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { UUID } from "../../domain/ids.ts";
@@ -21,7 +21,7 @@ export interface Opened {
 }
 
 /** What every console tab route needs: the gate, the page frame, the redirect back. */
-export function consoleKit(ctx: AppContext) {
+export function consoleKit(ctx: Services) {
   /** The signed-in person and the app, when they have a relation to it; null after answering. */
   const open = async (request: FastifyRequest, id: string, reply: FastifyReply): Promise<Opened | null> => {
     const viewer = await viewerOf(ctx, request);

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
@@ -24,7 +24,7 @@ const CopyResponse = ok({
 });
 
 /** Copies (issue 16): `POST /app/{id}/copy` and the owner's remixable switch. */
-export default function copyRoutes(app: App, ctx: AppContext): void {
+export default function copyRoutes(app: App, ctx: Services): void {
   app.post(
     "/app/:id/copy",
     {

@@ -1,7 +1,7 @@
 import type { McpRequestContext, McpServer } from "@modelcontextprotocol/server";
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { AppRole } from "../../domain/apps/access.ts";
 import { toolNames, visibleOperations } from "../../domain/apps/operations-view.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
@@ -22,7 +22,7 @@ interface AppMcpRequest {
  * input schemas the app declared, shown as the caller's role may run them (a viewer sees only
  * `read` operations; the app token sees all). Each call is `call_operation` of that operation.
  */
-export default function appMcpRoutes(app: App, ctx: AppContext): void {
+export default function appMcpRoutes(app: App, ctx: Services): void {
   const root = app as unknown as FastifyInstance;
   const bindings = lazyBindings(root);
   const handler = lazyHandler((sdk) =>
@@ -54,7 +54,7 @@ export default function appMcpRoutes(app: App, ctx: AppContext): void {
 }
 
 /** Builds the server for one request to an app's MCP endpoint: that app's operations, as the caller's role may run them. */
-function appServerFactory(sdk: Sdk, root: FastifyInstance, ctx: AppContext, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
+function appServerFactory(sdk: Sdk, root: FastifyInstance, ctx: Services, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
   return (request) => {
     const { caller, app: record, role } = request.authInfo?.extra as unknown as AppMcpRequest;
     const operations = visibleOperations(record.manifest, role);

@@ -1,6 +1,6 @@
 import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { clientIp, principalOf, type Principal } from "../../http/auth.ts";
 import { toApiError } from "../../http/error-handler.ts";
@@ -18,7 +18,7 @@ export interface McpCaller {
  * The caller of an MCP request (DECISIONS §11): bearer tokens only (a session cookie never
  * authenticates here), user or app tokens; an `Origin`, when sent, must be ours.
  */
-export async function mcpCaller(ctx: AppContext, request: FastifyRequest): Promise<McpCaller> {
+export async function mcpCaller(ctx: Services, request: FastifyRequest): Promise<McpCaller> {
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== new URL(ctx.config.baseUrl).origin) throw apiError("forbidden", `requests from ${origin} are not accepted here`);
   const authorization = request.headers.authorization;
@@ -29,7 +29,7 @@ export async function mcpCaller(ctx: AppContext, request: FastifyRequest): Promi
 }
 
 /** Hands the request to the SDK's handler with `extra` for the server factory, and relays its answer. */
-export async function answerMcp(handler: McpHttpHandler, ctx: AppContext, request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown>) {
+export async function answerMcp(handler: McpHttpHandler, ctx: Services, request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown>) {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (typeof value === "string") headers.set(name, value);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { answerMcp, mcpBodyErrors, mcpCaller, refuseSessionMethods } from "./http.ts";
 import { lazyHandler } from "./sdk.ts";
@@ -9,7 +9,7 @@ import { lazyBindings, mcpServerFactory } from "./server.ts";
  * `POST /mcp` (DECISIONS §11): MCP over Streamable HTTP with the official SDK, stateless,
  * serving the current protocol revision and the 2025 `initialize` handshake.
  */
-export default function mcpRoutes(app: App, ctx: AppContext): void {
+export default function mcpRoutes(app: App, ctx: Services): void {
   const root = app as unknown as FastifyInstance;
   const handler = lazyHandler((sdk) =>
     sdk.createMcpHandler(mcpServerFactory(sdk, root, ctx, lazyBindings(root)), {

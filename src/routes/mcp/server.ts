@@ -1,6 +1,6 @@
 import type { CallToolResult, McpRequestContext, McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { mcpHint } from "../../domain/agents/setup.ts";
 import type { McpCaller } from "./http.ts";
 import { bindTools, invoke, lenientArgs, type JsonSchema, type ToolBinding } from "./invoke.ts";
@@ -14,7 +14,7 @@ export const SERVER_INFO = { name: "brickyard", version: "1.0.0" };
  * Builds the server for one MCP request (stateless: every request gets its own), offering the
  * tools this caller may use. Tool bindings are computed once, from the OpenAPI document.
  */
-export function mcpServerFactory(sdk: Sdk, app: FastifyInstance, ctx: AppContext, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
+export function mcpServerFactory(sdk: Sdk, app: FastifyInstance, ctx: Services, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
   return (request) => {
     const caller = request.authInfo?.extra?.caller as McpCaller & { all: boolean };
     const server = new sdk.McpServer(SERVER_INFO, {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 
 /** `svc_claim_<id>`: the app token, held HttpOnly by the browser that opened the claim link. */
 export function claimCookieName(appId: string): string {
@@ -11,7 +11,7 @@ export function readClaimCookie(request: FastifyRequest, appId: string): string 
   return value === undefined || value === "" ? null : value;
 }
 
-export function setClaimCookie(ctx: AppContext, reply: FastifyReply, appId: string, token: string, expiresAt: number | null): void {
+export function setClaimCookie(ctx: Services, reply: FastifyReply, appId: string, token: string, expiresAt: number | null): void {
   void reply.setCookie(claimCookieName(appId), token, {
     // Only this app's routes see it (claim, assets); it lives no longer than the unclaimed app.
     path: `/app/${appId}`,
@@ -22,6 +22,6 @@ export function setClaimCookie(ctx: AppContext, reply: FastifyReply, appId: stri
   });
 }
 
-export function clearClaimCookie(ctx: AppContext, reply: FastifyReply, appId: string): void {
+export function clearClaimCookie(ctx: Services, reply: FastifyReply, appId: string): void {
   void reply.clearCookie(claimCookieName(appId), { path: `/app/${appId}`, secure: ctx.config.baseUrl.startsWith("https:") });
 }

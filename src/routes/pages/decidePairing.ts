@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
@@ -8,7 +8,7 @@ import { limitApprovals } from "../pair/limits.ts";
 import { lockedOut } from "../pair/lockout.ts";
 import { viewerOf } from "./viewer.ts";
 
-export default function decidePairing(app: App, ctx: AppContext): void {
+export default function decidePairing(app: App, ctx: Services): void {
   app.post(
     "/pair",
     {

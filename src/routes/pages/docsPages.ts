@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { inDocs } from "../../config/paths.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { html } from "../../web/html.ts";
 import { layout, sendPage } from "../../web/layout.ts";
@@ -12,7 +12,7 @@ const GUIDE = inDocs("apps.md");
  * The authoring guide agents read (DECISIONS §11): `/docs/apps` renders docs/apps.md from the
  * repository, `/llms.txt` is the plain-text index that points at it and at the other doors.
  */
-export default function docsPages(app: App, ctx: AppContext): void {
+export default function docsPages(app: App, ctx: Services): void {
   let rendered: ReturnType<typeof layout> | null = null;
   app.get("/docs/apps", { schema: { tags: ["agents"], summary: "How to write apps: the contract, with tested examples (HTML)" } }, (_request, reply) => {
     rendered ??= layout({ title: "Writing apps", body: html`<article class="doc">${renderMarkdown(readFileSync(GUIDE, "utf8"))}</article>` });

@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { iso } from "../../config/clock.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import type { App } from "../../http/types.ts";
@@ -8,7 +8,7 @@ import { AppIdParams } from "../apps/schemas.ts";
 import { readClaimCookie } from "./claimCookie.ts";
 import { viewerOf } from "./viewer.ts";
 
-export default function getClaimPage(app: App, ctx: AppContext): void {
+export default function getClaimPage(app: App, ctx: Services): void {
   app.get(
     "/app/:id/claim",
     {

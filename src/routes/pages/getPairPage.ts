@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ApiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
@@ -7,7 +7,7 @@ import { confirmPage, enterCodePage, pairSignInPage } from "../../web/pages/pair
 import { lockedOut } from "../pair/lockout.ts";
 import { viewerOf } from "./viewer.ts";
 
-export default function getPairPage(app: App, ctx: AppContext): void {
+export default function getPairPage(app: App, ctx: Services): void {
   app.get(
     "/pair",
     {

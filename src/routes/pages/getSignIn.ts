@@ -1,11 +1,11 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { sameOriginPath } from "../../web/html.ts";
 import { sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
 
-export default function getSignIn(app: App, _ctx: AppContext): void {
+export default function getSignIn(app: App, _ctx: Services): void {
   app.get(
     "/sign-in",
     {

@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { registerPages } from "../../web/scope.ts";
 import decidePairing from "./decidePairing.ts";
@@ -26,6 +26,6 @@ import accountPages from "../console/account.ts";
 import buildPages from "../console/build.ts";
 
 /** Every server-rendered page, in the page scope (form bodies, Origin rule, HTML errors). */
-export default function pages(app: App, ctx: AppContext): void {
+export default function pages(app: App, ctx: Services): void {
   registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages, consolePages, appTabs, appAutomation, appData, appDiagnostics, appUpload, appTemplate, accountPages, buildPages]);
 }

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { uuidUrl } from "../../domain/apps/urls.ts";
 import { apiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
@@ -10,7 +10,7 @@ import { viewerOf } from "./viewer.ts";
 const Params = Type.Object({ appId: Type.String({ maxLength: 100 }) });
 
 /** `GET /invitations/{appId}`: the invitation mail's link; the form's POST accepts and opens the app. */
-export default function invitationRoutes(app: App, ctx: AppContext): void {
+export default function invitationRoutes(app: App, ctx: Services): void {
   app.get("/invitations/:appId", { schema: { tags: ["pages"], summary: "A share invitation's page (HTML): sign in, then accept", params: Params } }, async (request, reply) => {
     const path = `/invitations/${request.params.appId}`;
     const viewer = await viewerOf(ctx, request);

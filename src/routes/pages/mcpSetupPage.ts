@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { mcpHint } from "../../domain/agents/setup.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
@@ -7,7 +7,7 @@ import { mcpSetupPage } from "../../web/pages/mcp-setup.ts";
 import { viewerOf } from "./viewer.ts";
 
 /** `GET /mcp/setup`: the page `mcpHint.setupUrl` points at (DECISIONS §11). */
-export default function mcpSetupRoutes(app: App, ctx: AppContext): void {
+export default function mcpSetupRoutes(app: App, ctx: Services): void {
   app.get("/mcp/setup", { schema: { tags: ["pages"], summary: "How to connect an agent over MCP (HTML)" } }, async (request, reply) => {
     const viewer = await viewerOf(ctx, request);
     const nonce = randomBytes(16).toString("base64");

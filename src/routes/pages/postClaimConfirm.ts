@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import type { App } from "../../http/types.ts";
@@ -6,7 +6,7 @@ import { AppIdParams } from "../apps/schemas.ts";
 import { clearClaimCookie, readClaimCookie } from "./claimCookie.ts";
 import { viewerOf } from "./viewer.ts";
 
-export default function postClaimConfirm(app: App, ctx: AppContext): void {
+export default function postClaimConfirm(app: App, ctx: Services): void {
   app.post(
     "/app/:id/claim/confirm",
     {

@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { OkOnly } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 import { setClaimCookie } from "./claimCookie.ts";
 
-export default function postClaimSession(app: App, ctx: AppContext): void {
+export default function postClaimSession(app: App, ctx: Services): void {
   app.post(
     "/app/:id/claim-session",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { clientIp, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
@@ -18,7 +18,7 @@ const SignInForm = Type.Object(
 );
 
 /** The form twin of POST /api/auth/login: signs in, then 303s back to the page that asked. */
-export default function postSignIn(app: App, ctx: AppContext): void {
+export default function postSignIn(app: App, ctx: Services): void {
   app.post(
     "/sign-in",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { uuidUrl } from "../../domain/apps/urls.ts";
 import type { App } from "../../http/types.ts";
@@ -13,7 +13,7 @@ const Params = Type.Object({ token: Type.String({ maxLength: 100 }) });
  * `GET /share/{token}` shows what a link gives and asks; only the form's POST grants it, so an
  * image or a prefetch of the URL cannot put an app in someone's list behind their back.
  */
-export default function shareLinkPage(app: App, ctx: AppContext): void {
+export default function shareLinkPage(app: App, ctx: Services): void {
   app.get("/share/:token", { schema: { tags: ["pages"], summary: "A share link's page (HTML): sign in, then open the app", params: Params } }, async (request, reply) => {
     const path = `/share/${request.params.token}`;
     const viewer = await viewerOf(ctx, request);

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { apiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
@@ -14,7 +14,7 @@ const Params = Type.Object({ invitationId: Type.String({ maxLength: 100 }) });
  * session accepting (the page scope holds it to the Origin rule), after which the person sees
  * the team's apps.
  */
-export default function teamInvitationRoutes(app: App, ctx: AppContext): void {
+export default function teamInvitationRoutes(app: App, ctx: Services): void {
   app.get(
     "/team-invitations/:invitationId",
     { schema: { tags: ["pages"], summary: "A team invitation's page (HTML): sign in, then join", params: Params } },

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
@@ -14,7 +14,7 @@ const Params = Type.Object({ appId: Type.String({ maxLength: 100 }) });
  * template for the signed-in person (the page scope holds it to the Origin rule) and opens the
  * copy; someone who built from it already is taken to their copy.
  */
-export default function templatePageRoutes(app: App, ctx: AppContext): void {
+export default function templatePageRoutes(app: App, ctx: Services): void {
   app.get("/templates/:appId", { schema: { tags: ["pages"], summary: "A published template's page (HTML)", params: Params } }, async (request, reply) => {
     await ctx.apps.find(request.params.appId);
     const listing = await ctx.templates.publishedListing(request.params.appId);

@@ -1,10 +1,10 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { html } from "../../web/html.ts";
 import { layout, sendPage } from "../../web/layout.ts";
 
-export default function verifyEmail(app: App, ctx: AppContext): void {
+export default function verifyEmail(app: App, ctx: Services): void {
   app.get(
     "/verify-email",
     {

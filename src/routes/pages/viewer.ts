@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalOf } from "../../http/auth.ts";
 
 export interface Viewer {
@@ -8,7 +8,7 @@ export interface Viewer {
 }
 
 /** The signed-in person looking at a page, or null: pages offer sign-in instead of a 401. */
-export async function viewerOf(ctx: AppContext, request: FastifyRequest): Promise<Viewer | null> {
+export async function viewerOf(ctx: Services, request: FastifyRequest): Promise<Viewer | null> {
   const principal = await principalOf(ctx, request);
   if (principal?.kind !== "user") return null;
   const user = await ctx.users.byId(principal.userId);

@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -6,7 +6,7 @@ import { limitApprovals } from "./limits.ts";
 import { lockedOut } from "./lockout.ts";
 import { ApproveBody, ApproveResponse } from "./schemas.ts";
 
-export default function approvePairing(app: App, ctx: AppContext): void {
+export default function approvePairing(app: App, ctx: Services): void {
   app.post(
     "/api/pair/approve",
     {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { clientIp, requireUser } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 
@@ -11,14 +11,14 @@ export const PAIR_APPROVE_PER_USER: BucketRule = { name: "pair-approve:user", ca
 type PreHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /** A preHandler counting the request in `rule`'s bucket for the client's address. */
-export function limitPerIp(ctx: AppContext, rule: BucketRule): PreHandler {
+export function limitPerIp(ctx: Services, rule: BucketRule): PreHandler {
   return async (request, reply) => {
     enforceRateLimit(ctx.limiter, request, reply, [{ rule, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
   };
 }
 
 /** A preHandler counting approvals per user (page or API alike), which needs the user first. */
-export function limitApprovals(ctx: AppContext): PreHandler {
+export function limitApprovals(ctx: Services): PreHandler {
   return async (request, reply) => {
     const principal = await requireUser(ctx, request);
     enforceRateLimit(ctx.limiter, request, reply, [{ rule: PAIR_APPROVE_PER_USER, key: principal.userId }], { baseUrl: ctx.config.baseUrl });

@@ -1,11 +1,11 @@
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { limitPerIp, PAIR_POLL_PER_IP } from "./limits.ts";
 import { PollBody, PollResponse } from "./schemas.ts";
 
-export default function pollPairing(app: App, ctx: AppContext): void {
+export default function pollPairing(app: App, ctx: Services): void {
   app.post(
     "/api/pair/poll",
     {

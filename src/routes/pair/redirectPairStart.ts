@@ -1,8 +1,8 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 
-export default function redirectPairStart(app: App, ctx: AppContext): void {
+export default function redirectPairStart(app: App, ctx: Services): void {
   app.post(
     "/pair/start",
     {

@@ -1,10 +1,10 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { limitPerIp, PAIR_START_PER_IP } from "./limits.ts";
 import { StartBody, StartResponse } from "./schemas.ts";
 
-export default function startPairing(app: App, ctx: AppContext): void {
+export default function startPairing(app: App, ctx: Services): void {
   app.post(
     "/api/pair/start",
     {

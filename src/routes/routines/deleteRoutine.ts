@@ -1,10 +1,10 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { OkOnly, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { RoutineId } from "./schemas.ts";
 
-export default function deleteRoutine(app: App, ctx: AppContext): void {
+export default function deleteRoutine(app: App, ctx: Services): void {
   app.delete(
     "/api/v1/routines/:id",
     {

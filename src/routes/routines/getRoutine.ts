@@ -1,10 +1,10 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { RoutineId, RoutineSchema } from "./schemas.ts";
 
-export default function getRoutine(app: App, ctx: AppContext): void {
+export default function getRoutine(app: App, ctx: Services): void {
   app.get(
     "/api/v1/routines/:id",
     {

@@ -1,11 +1,11 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { IntervalField, RoutineId, RoutineSchema } from "./schemas.ts";
 
-export default function updateRoutine(app: App, ctx: AppContext): void {
+export default function updateRoutine(app: App, ctx: Services): void {
   app.patch(
     "/api/v1/routines/:id",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
@@ -7,7 +7,7 @@ import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 import { SecretName, SecretValue } from "./schemas.ts";
 
-export default function createSecret(app: App, ctx: AppContext): void {
+export default function createSecret(app: App, ctx: Services): void {
   app.post(
     "/app/:id/secrets",
     {

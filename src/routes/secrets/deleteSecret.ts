@@ -1,11 +1,11 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import { principalOf } from "../../http/auth.ts";
 import { OkOnly, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { SecretParams } from "./schemas.ts";
 
-export default function deleteSecret(app: App, ctx: AppContext): void {
+export default function deleteSecret(app: App, ctx: Services): void {
   app.delete(
     "/app/:id/secrets/:name",
     {

@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 
-export default function listSecrets(app: App, ctx: AppContext): void {
+export default function listSecrets(app: App, ctx: Services): void {
   app.get(
     "/app/:id/secrets",
     {

@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { SecretParams, SecretValue } from "./schemas.ts";
 
-export default function putSecret(app: App, ctx: AppContext): void {
+export default function putSecret(app: App, ctx: Services): void {
   app.put(
     "/app/:id/secrets/:name",
     {

@@ -1,13 +1,13 @@
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../routines/schemas.ts";
 import { IncomingShareSchema, ShareSchema } from "./schemas.ts";
 
-export default function listShares(app: App, ctx: AppContext): void {
+export default function listShares(app: App, ctx: Services): void {
   app.get(
     "/api/v1/apps/:appId/shares",
     {

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -15,7 +15,7 @@ const LinkSchema = Type.Object({
 });
 
 /** DECISIONS §9 share links: make, list and revoke (owner only), and accept (any signed-in person). */
-export default function shareLinks(app: App, ctx: AppContext): void {
+export default function shareLinks(app: App, ctx: Services): void {
   app.post(
     "/api/v1/apps/:appId/share-links",
     {

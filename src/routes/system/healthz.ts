@@ -1,12 +1,12 @@
 import { sql } from "kysely";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 
 /** `/healthz` (liveness) and `/readyz` (readiness: also false while draining). */
-export default function healthz(app: App, ctx: AppContext): void {
+export default function healthz(app: App, ctx: Services): void {
   app.get(
     "/healthz",
     {
@@ -36,7 +36,7 @@ export default function healthz(app: App, ctx: AppContext): void {
   );
 }
 
-async function usable(ctx: AppContext): Promise<{ ok: true }> {
+async function usable(ctx: Services): Promise<{ ok: true }> {
   try {
     await sql`select 1`.execute(ctx.db);
   } catch {

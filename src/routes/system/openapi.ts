@@ -1,8 +1,8 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 
-export default function openapi(app: App, _ctx: AppContext): void {
+export default function openapi(app: App, _ctx: Services): void {
   // The document is fixed once the routes are: serialized at its first request, not at every one
   // (~200 KiB of JSON, public and unmetered).
   let document: string | null = null;

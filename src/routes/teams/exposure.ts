@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { exposureCsv, LEDGER_SORTS } from "../../domain/teams/exposure.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security, Timestamp } from "../../http/schemas.ts";
@@ -30,7 +30,7 @@ const LedgerEntrySchema = Type.Object({
 });
 
 /** What a team's apps expose and to whom (spec: Team exposure summary; the team shares ledger). */
-export default function teamExposureRoutes(app: App, ctx: AppContext): void {
+export default function teamExposureRoutes(app: App, ctx: Services): void {
   app.get(
     "/api/v1/teams/:teamId/exposure",
     {

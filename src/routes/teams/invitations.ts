@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -9,7 +9,7 @@ import { InvitationIdParams, InvitationSchema, invitationJson, InvitedRoleSchema
  * Team invitations. Accept and re-send take only a browser session (spec): an invitation is a
  * person's decision to join, never something a token acts on.
  */
-export default function teamInvitationRoutes(app: App, ctx: AppContext): void {
+export default function teamInvitationRoutes(app: App, ctx: Services): void {
   app.post(
     "/api/v1/teams/:teamId/invitations",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { MEMBER_REMOVED_NOTE } from "../../domain/teams/teams.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
@@ -7,7 +7,7 @@ import type { App } from "../../http/types.ts";
 import { MemberSchema, memberJson, TeamIdParams, TeamSchema, teamJson } from "./schemas.ts";
 
 /** Teams and their members (DECISIONS §9). */
-export default function teamRoutes(app: App, ctx: AppContext): void {
+export default function teamRoutes(app: App, ctx: Services): void {
   app.post(
     "/api/v1/teams",
     {

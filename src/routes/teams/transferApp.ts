@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../routines/schemas.ts";
 
-export default function transferApp(app: App, ctx: AppContext): void {
+export default function transferApp(app: App, ctx: Services): void {
   app.post(
     "/api/v1/apps/:appId/transfer",
     {

@@ -1,6 +1,6 @@
 import multipart from "@fastify/multipart";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ASSET_MAX_BYTES, assetTooLarge } from "../../domain/web/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { requireUser } from "../../http/auth.ts";
@@ -13,7 +13,7 @@ import { CategorySchema, ListingSchema, MediaSchema } from "./schemas.ts";
 const Nullable = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 
 /** An app's template listing (`app:template-edit`): read, patch, publish, disable, media. */
-export default function templateListingRoutes(app: App, ctx: AppContext): void {
+export default function templateListingRoutes(app: App, ctx: Services): void {
   const base = "/api/v1/apps/:appId/template-listing";
   const listing = { 200: ok({ listing: ListingSchema }) };
 

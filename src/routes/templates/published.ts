@@ -1,11 +1,11 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { ListingSchema } from "./schemas.ts";
 
 /** `GET /api/v1/templates`: published templates, newest first, for anyone. */
-export default function publishedTemplates(app: App, ctx: AppContext): void {
+export default function publishedTemplates(app: App, ctx: Services): void {
   app.get(
     "/api/v1/templates",
     {

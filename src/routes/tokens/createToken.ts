@@ -1,11 +1,11 @@
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { NullableTimestamp, Timestamp, ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 
-export default function createToken(app: App, ctx: AppContext): void {
+export default function createToken(app: App, ctx: Services): void {
   app.post(
     "/api/token",
     {

@@ -1,10 +1,10 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { OkOnly, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 
-export default function deleteToken(app: App, ctx: AppContext): void {
+export default function deleteToken(app: App, ctx: Services): void {
   app.delete(
     "/api/token/:id",
     {

@@ -1,12 +1,12 @@
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { TokenRecord } from "./schemas.ts";
 
-export default function listTokens(app: App, ctx: AppContext): void {
+export default function listTokens(app: App, ctx: Services): void {
   app.get(
     "/api/token",
     {

@@ -2,7 +2,7 @@ import { BuildStatusResponse } from "../builds/schemas.ts";
 import { replyDeferred } from "../builds/reply.ts";
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok, Timestamp } from "../../http/schemas.ts";
@@ -23,7 +23,7 @@ const NotRestorableSchema = Type.Object({
 });
 
 /** Versions (issue 16; DECISIONS §9): every kept revision, one revision's source, restore; snapshots. */
-export default function versionRoutes(app: App, ctx: AppContext): void {
+export default function versionRoutes(app: App, ctx: Services): void {
   const SnapshotSchema = Type.Object({ id: Type.String(), createdAt: Timestamp, revision: Type.Integer(), keys: Type.Integer(), bytes: Type.Integer() });
 
   app.post(

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { OkOnly, ok } from "../../http/schemas.ts";
@@ -21,7 +21,7 @@ const SERVE_HEADERS = {
 };
 
 /** GET list, GET one (signed URL or credentials) and DELETE of an app's assets. */
-export default function assetRoutes(app: App, ctx: AppContext): void {
+export default function assetRoutes(app: App, ctx: Services): void {
   app.get(
     "/app/:id/assets",
     {

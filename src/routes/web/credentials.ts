@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { can, requirePermission } from "../../domain/apps/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { apiError } from "../../errors/index.ts";
@@ -21,7 +21,7 @@ function boundElsewhere(kind: string): never {
 }
 
 /** Reports and feedback from the page: a token bound to the app, or a user who may open it. */
-export async function requireReporter(ctx: AppContext, principal: Principal | null, app: AppRecord): Promise<{ userId: string | null }> {
+export async function requireReporter(ctx: Services, principal: Principal | null, app: AppRecord): Promise<{ userId: string | null }> {
   if (principal === null) missing();
   switch (principal.kind) {
     case "app":
@@ -43,7 +43,7 @@ export async function requireReporter(ctx: AppContext, principal: Principal | nu
  * read its assets; on a claimed app only the owner and those who may edit it (collaborators)
  * change them, not a visitor of a public or signed-in app.
  */
-export async function requireAssetUser(ctx: AppContext, request: FastifyRequest, principal: Principal | null, app: AppRecord): Promise<void> {
+export async function requireAssetUser(ctx: Services, request: FastifyRequest, principal: Principal | null, app: AppRecord): Promise<void> {
   if (principal === null) {
     const cookie = readClaimCookie(request, app.id);
     if (cookie === null) missing();

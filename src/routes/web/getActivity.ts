@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ACTIVITY_KINDS, parseActivityQuery } from "../../domain/diagnostics/index.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok } from "../../http/schemas.ts";
@@ -15,7 +15,7 @@ const Event = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown()),
 });
 
-export default function getActivity(app: App, ctx: AppContext): void {
+export default function getActivity(app: App, ctx: Services): void {
   app.get(
     "/app/:id/activity",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -15,7 +15,7 @@ const Entry = Type.Object({
   stack: Type.String(),
 });
 
-export default function getDiag(app: App, ctx: AppContext): void {
+export default function getDiag(app: App, ctx: Services): void {
   app.get(
     "/app/:id/diag",
     {

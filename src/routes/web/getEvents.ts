@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { LiveEvent } from "../../domain/events/live-events.ts";
 import { apiError } from "../../errors/index.ts";
 import { sessionCookieName, shareKey } from "../../http/auth.ts";
@@ -13,7 +13,7 @@ import { AppIdParams } from "../apps/schemas.ts";
  * after each publish, `data {keys}` after KV writes (coalesced by the bus), comment pings. A
  * cookie-session stream re-checks its session as it goes and ends with `sse_cookie_expired`.
  */
-export default function getEvents(app: App, ctx: AppContext): void {
+export default function getEvents(app: App, ctx: Services): void {
   const stream = eventStreams(app, ctx.streams);
 
   app.get(
@@ -54,7 +54,7 @@ export default function getEvents(app: App, ctx: AppContext): void {
 }
 
 /** Whether the session behind a cookie stream still holds. */
-export async function stillSignedIn(ctx: AppContext, cookie: string): Promise<boolean> {
+export async function stillSignedIn(ctx: Services, cookie: string): Promise<boolean> {
   try {
     return (await ctx.sessions.resolve(cookie)) !== null;
   } catch {

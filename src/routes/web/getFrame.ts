@@ -1,13 +1,13 @@
 import { requirePermission } from "../../domain/apps/access.ts";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
 import { frameCsp, framePage } from "../../web/frame.ts";
 import { newNonce } from "../../web/layout.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 
-export default function getFrame(app: App, ctx: AppContext): void {
+export default function getFrame(app: App, ctx: Services): void {
   app.get(
     "/app/:id/frame",
     {

@@ -1,4 +1,4 @@
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import assetRoutes from "./assetRoutes.ts";
 import getActivity from "./getActivity.ts";
@@ -16,7 +16,7 @@ import refreshRenderToken from "./refreshRenderToken.ts";
 import uploadAsset from "./uploadAsset.ts";
 
 /** Apps in the browser (issue 7): frame, render tokens, live events, reports, assets, settings. */
-export default function webRoutes(app: App, ctx: AppContext): void {
+export default function webRoutes(app: App, ctx: Services): void {
   for (const route of [
     getFrame,
     refreshRenderToken,

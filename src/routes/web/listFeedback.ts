@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalOf } from "../../http/auth.ts";
 import { ok, security, Timestamp } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -15,7 +15,7 @@ const Item = Type.Object({
   createdAt: Timestamp,
 });
 
-export default function listFeedback(app: App, ctx: AppContext): void {
+export default function listFeedback(app: App, ctx: Services): void {
   app.get(
     "/app/:id/feedback",
     {

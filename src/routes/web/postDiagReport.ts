@@ -1,5 +1,5 @@
 import { Type, type Static } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
@@ -30,7 +30,7 @@ const ReportsJson = Type.Array(Type.Object({ type: Type.String(), body: Violatio
 
 type Body = Static<typeof JsError> | Static<typeof CspReport> | Static<typeof ReportsJson>;
 
-export default function postDiagReport(app: App, ctx: AppContext): void {
+export default function postDiagReport(app: App, ctx: Services): void {
   void app.register((scope: App, _options, done) => {
     for (const type of ["application/csp-report", "application/reports+json"]) {
       scope.addContentTypeParser(type, { parseAs: "string" }, (_request, body, parsed) => {
@@ -102,7 +102,7 @@ function violation(report: Record<string, unknown>, format: string): Entry {
   };
 }
 
-async function recordEntry(ctx: AppContext, app: AppRecord, entry: Entry): Promise<void> {
+async function recordEntry(ctx: Services, app: AppRecord, entry: Entry): Promise<void> {
   ctx.diag.push(app.id, { message: entry.message, source: entry.source, line: entry.line, col: entry.col, stack: entry.stack });
   await ctx.activity.record(app.id, "diag_report", app.revision, entry.message, {
     ...entry.data,

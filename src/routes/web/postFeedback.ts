@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { FEEDBACK_WIRE_MAX_BYTES } from "../../domain/web/feedback.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import type { App } from "../../http/types.ts";
@@ -7,7 +7,7 @@ import { AppIdParams } from "../apps/schemas.ts";
 import { requireReporter } from "./credentials.ts";
 import { reportLimits } from "./reportLimits.ts";
 
-export default function postFeedback(app: App, ctx: AppContext): void {
+export default function postFeedback(app: App, ctx: Services): void {
   app.post(
     "/app/:id/feedback",
     {

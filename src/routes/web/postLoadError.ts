@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { OkOnly } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -10,7 +10,7 @@ import { reportLimits } from "./reportLimits.ts";
 /** Spec Limits: a load-error report body is at most 2 KiB. */
 export const LOAD_ERROR_MAX_BYTES = 2 * 1024;
 
-export default function postLoadError(app: App, ctx: AppContext): void {
+export default function postLoadError(app: App, ctx: Services): void {
   app.post(
     "/app/:id/load-error/report",
     {

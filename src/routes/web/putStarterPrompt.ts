@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { requireUser } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
@@ -8,7 +8,7 @@ import { AppIdParams } from "../apps/schemas.ts";
 /** Spec Limits: a starter prompt is at most 2000 characters (400 `invalid_input`). */
 export const STARTER_PROMPT_MAX = 2000;
 
-export default function putStarterPrompt(app: App, ctx: AppContext): void {
+export default function putStarterPrompt(app: App, ctx: Services): void {
   app.put(
     "/app/:id/starter-prompt",
     {

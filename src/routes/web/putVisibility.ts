@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { VISIBILITIES } from "../../domain/apps/access.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
@@ -8,7 +8,7 @@ import { AppIdParams } from "../apps/schemas.ts";
 
 const VisibilitySchema = Type.Union([Type.Literal(VISIBILITIES[0]), Type.Literal(VISIBILITIES[1]), Type.Literal(VISIBILITIES[2])]);
 
-export default function putVisibility(app: App, ctx: AppContext): void {
+export default function putVisibility(app: App, ctx: Services): void {
   app.put(
     "/app/:id/visibility",
     {

@@ -1,7 +1,7 @@
 import { requirePermission } from "../../domain/apps/access.ts";
 import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
 import { clientIp, principalOf } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
@@ -13,7 +13,7 @@ import { AppIdParams } from "../apps/schemas.ts";
 export const REFRESH_PER_APP_IP: BucketRule = { name: "render_token_refresh_ip", capacity: 10 };
 export const REFRESH_PER_APP: BucketRule = { name: "render_token_refresh", capacity: 60 };
 
-export default function refreshRenderToken(app: App, ctx: AppContext): void {
+export default function refreshRenderToken(app: App, ctx: Services): void {
   app.post(
     "/app/:id/render-token",
     {

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { authorizeActivity } from "../../domain/diagnostics/index.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
@@ -10,7 +10,7 @@ import type { App } from "../../http/types.ts";
  * `POST /app/{id}/feedback/{feedbackId}/reply`: the owner answers feedback by mail (the console's
  * reply form does the same). The owner's user credential only: a reply is signed with their handle.
  */
-export default function replyFeedback(app: App, ctx: AppContext): void {
+export default function replyFeedback(app: App, ctx: Services): void {
   app.post(
     "/app/:id/feedback/:feedbackId/reply",
     {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { clientIp } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 
@@ -11,7 +11,7 @@ export const REPORTS_PER_APP = 200;
  * An onRequest hook taking a token from the route's buckets. It runs before the body is read,
  * so an oversized body is refused (413) after being counted and with the headers already set.
  */
-export function reportLimits(ctx: AppContext, route: "diag_report" | "load_error_report" | "feedback") {
+export function reportLimits(ctx: Services, route: "diag_report" | "load_error_report" | "feedback") {
   const perAppIp: BucketRule = { name: `${route}_app_ip`, capacity: REPORTS_PER_APP_IP };
   const perApp: BucketRule = { name: `${route}_app`, capacity: REPORTS_PER_APP };
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { can } from "../../domain/apps/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
-import { PLAN_LIMITS } from "../../domain/plans.ts";
+import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
 import { newNonce, sendPage } from "../../web/layout.ts";
@@ -17,7 +17,7 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
  * DECISIONS §5: an unclaimed app opens for anyone holding its URL; a claimed one for those who
  * may call it (owner, visibility) and for anyone holding a valid query render token for it.
  */
-export async function pageAccess(ctx: AppContext, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
+export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
   // A page shows sign-in for a bad credential rather than a JSON 401.
   const principal = await principalOf(ctx, request).catch((error: unknown) => {
     if (error instanceof ApiError) return null;
@@ -43,7 +43,7 @@ export async function pageAccess(ctx: AppContext, request: FastifyRequest, app: 
  * app exists: a browser gets the sign-in page when anonymous and a 404 page when signed in, an
  * API client (no text/html in Accept) the 404 envelope, whether or not the app is there.
  */
-export async function serveShell(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, app: AppRecord | null): Promise<FastifyReply> {
+export async function serveShell(ctx: Services, request: FastifyRequest, reply: FastifyReply, app: AppRecord | null): Promise<FastifyReply> {
   const access = await pageAccess(ctx, request, app);
   if (!access.allowed || app === null) {
     const missing = apiError("app_not_found", "There is no app here, or it is not shared with you.");
@@ -68,7 +68,7 @@ export async function serveShell(ctx: AppContext, request: FastifyRequest, reply
   return sendShell(reply, page, nonce);
 }
 
-async function ownerRemovesWatermark(ctx: AppContext, app: AppRecord): Promise<boolean> {
+async function ownerRemovesWatermark(ctx: Services, app: AppRecord): Promise<boolean> {
   if (app.ownerUserId === null) return false;
   const owner = await ctx.users.byId(app.ownerUserId);
   return owner !== null && PLAN_LIMITS[owner.plan].watermark_removal;

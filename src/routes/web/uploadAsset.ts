@@ -1,6 +1,6 @@
 import multipart from "@fastify/multipart";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/web/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
@@ -10,7 +10,7 @@ import { AppIdParams } from "../apps/schemas.ts";
 import { assetWriteLimit } from "./assetLimits.ts";
 import { requireAssetUser } from "./credentials.ts";
 
-export default function uploadAsset(app: App, ctx: AppContext): void {
+export default function uploadAsset(app: App, ctx: Services): void {
   // Scoped: only this route parses multipart bodies.
   void app.register(async (scope: App) => {
     await scope.register(multipart, { limits: { fileSize: ASSET_MAX_BYTES, files: 1, fields: 4, fieldSize: 1024, parts: 6 } });

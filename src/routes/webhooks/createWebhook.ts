@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { WEBHOOK_NAME_MAX } from "../../domain/webhooks/webhooks.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
@@ -7,7 +7,7 @@ import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../routines/schemas.ts";
 import { WebhookSchema } from "./schemas.ts";
 
-export default function createWebhook(app: App, ctx: AppContext): void {
+export default function createWebhook(app: App, ctx: Services): void {
   app.post(
     "/api/v1/apps/:appId/webhooks",
     {

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import type { DeliveryResult } from "../../domain/webhooks/delivery.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import { clientIp } from "../../http/auth.ts";
@@ -16,7 +16,7 @@ const DELIVERY_BODY_LIMIT = 4 * 1024 * 1024;
 
 const addressDecisions = new WeakMap<FastifyRequest, Decision>();
 
-export default function deliverWebhook(app: App, ctx: AppContext): void {
+export default function deliverWebhook(app: App, ctx: Services): void {
   // Scoped so the raw-body parsing below applies to this route only.
   void app.register((plugin, _options, registered) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -70,7 +70,7 @@ interface Limits {
 }
 
 /** The delivery rules in order (spec: Webhooks → Delivery rules); every request that gets here is recorded. */
-async function deliver(ctx: AppContext, request: FastifyRequest, webhookId: string, key: string | undefined, limits: Limits): Promise<{ ok: true; value: unknown }> {
+async function deliver(ctx: Services, request: FastifyRequest, webhookId: string, key: string | undefined, limits: Limits): Promise<{ ok: true; value: unknown }> {
   const started = performance.now();
   const ts = ctx.clock.now();
   const target = await ctx.deliveries.target(webhookId);

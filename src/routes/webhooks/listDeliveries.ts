@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { DELIVERIES_PAGE_DEFAULT, DELIVERIES_PAGE_MAX } from "../../domain/webhooks/deliveries.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { DeliverySchema, WebhookId } from "./schemas.ts";
 
-export default function listDeliveries(app: App, ctx: AppContext): void {
+export default function listDeliveries(app: App, ctx: Services): void {
   app.get(
     "/api/v1/webhooks/:id/deliveries",
     {

@@ -1,11 +1,11 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { WebhookLimits, WebhookSchema } from "./schemas.ts";
 
-export default function listWebhooks(app: App, ctx: AppContext): void {
+export default function listWebhooks(app: App, ctx: Services): void {
   app.get(
     "/api/v1/webhooks",
     {

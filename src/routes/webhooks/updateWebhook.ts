@@ -1,12 +1,12 @@
 import { Type } from "typebox";
-import type { AppContext } from "../../context.ts";
+import type { Services } from "../../services.ts";
 import { WEBHOOK_NAME_MAX } from "../../domain/webhooks/webhooks.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { WebhookId, WebhookSchema } from "./schemas.ts";
 
-export default function updateWebhook(app: App, ctx: AppContext): void {
+export default function updateWebhook(app: App, ctx: Services): void {
   app.patch(
     "/api/v1/webhooks/:id",
     {

@@ -1,4 +1,4 @@
-import type { KvWrite } from "../domain/storage/index.ts";
+import type { KvWrite } from "../storage/index.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { ExecutorFault, type Capability, type ExecutorOutcome } from "./types.ts";

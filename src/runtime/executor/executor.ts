@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Clock } from "../config/clock.ts";
-import { inTree } from "../config/paths.ts";
+import type { Clock } from "../../config/clock.ts";
+import { inTree } from "../../config/paths.ts";
 import { bundleOf, CodeCache, codeBundle, type CodeBundle } from "./internal-api/code-cache.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
 import { BindingHandler } from "./internal-api/bindings.ts";
@@ -13,6 +13,9 @@ import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
 import { Quarantine } from "./quarantine.ts";
 import type { AppCode, CodeSource, ExecutorCall, ExecutorOutcome } from "./types.ts";
 import type { EgressConfig } from "./workerd-config.ts";
+import { DEFAULT_TUNING, type ExecutorTuning } from "./tuning.ts";
+
+export { DEFAULT_TUNING, type ExecutorTuning };
 
 export interface ExecutorOptions {
   /** DATA_DIR; the executor makes a private 0700 directory inside it for config and sockets. */
@@ -45,74 +48,6 @@ export interface ExecutorOptions {
   onEvent?: (event: PoolEvent) => void;
 }
 
-/** Knobs with production defaults; tests shorten the timers. */
-export interface ExecutorTuning {
-  compatibilityDate: string;
-  maxOldSpaceMb: number;
-  startupTimeoutMs: number;
-  pingIntervalMs: number;
-  /** A process that leaves a ping unanswered this long is hung. */
-  pingTimeoutMs: number;
-  /** CPU a call and the work it leaves behind may use in one busy stretch (pool.ts checkCpu()). */
-  cpuBudgetMs: number;
-  /** Hard ceiling per process: the kernel's limit where it lets us set one, and the RSS watchdog. */
-  memoryMaxBytes: number;
-  /** An app that ran in a process this recently is a suspect when it faults (blame.ts). */
-  backgroundWindowMs: number;
-  /** A group on trial that stays quiet and unharmed this long is acquitted. */
-  probationMs: number;
-  /** At most this many probation processes at once; more suspects share them. */
-  probationProcesses: number;
-  /** Calls of a new revision answered within budget before its calls leave the fresh processes. */
-  callsToGraduate: number;
-  /** A conviction keeps an app apart this long; a second one within it quarantines the app (verdicts.ts). */
-  convictionWindowMs: number;
-  quarantineMs: number;
-  maxIsolatesPerProcess: number;
-  isolateIdleMs: number;
-  /** Isolates a tick evicts per process while the table has room (idle or superseded); past capacity, as many as needed. */
-  evictionsPerTick: number;
-  rssHighWaterBytes: number;
-  /** How long a recycled process may finish its calls before it is killed anyway. */
-  drainMs: number;
-  /** A process's channel is replaced after this many isolate evictions or calls (pool.ts rotate()). */
-  channelRotateEvictions: number;
-  channelRotateCalls: number;
-  /** An app isolate collects its garbage after this many calls, this long after its last collection (workers/gc.worker.js). */
-  gcEveryCalls: number;
-  gcMinIntervalMs: number;
-}
-
-export const DEFAULT_TUNING: ExecutorTuning = {
-  compatibilityDate: "2025-09-01",
-  maxOldSpaceMb: 256,
-  startupTimeoutMs: 15_000,
-  pingIntervalMs: 250,
-  // A call may hold the thread this long before its process counts as hung and is killed.
-  pingTimeoutMs: 1_000,
-  cpuBudgetMs: 1_000,
-  memoryMaxBytes: 1536 * 1024 * 1024,
-  backgroundWindowMs: 10_000,
-  probationMs: 5_000,
-  probationProcesses: 4,
-  callsToGraduate: 3,
-  convictionWindowMs: 60 * 60_000,
-  quarantineMs: 5 * 60_000,
-  // ~1.5 MiB per isolate: 300 keeps a process near 500 MiB.
-  maxIsolatesPerProcess: 300,
-  isolateIdleMs: 10 * 60_000,
-  // An eviction holds its process ~0.5–1 ms here, and every call there waits: a tick that evicted
-  // 25 at once stalled a call 10–22 ms. Two a tick (8 a second) spread them out.
-  evictionsPerTick: 2,
-  rssHighWaterBytes: 1024 * 1024 * 1024,
-  drainMs: 35_000,
-  channelRotateEvictions: 32,
-  channelRotateCalls: 100_000,
-  // A collection stops the process: ~1–2 ms for a small heap, ~120 ms for 100 MiB of live
-  // objects. 2 s bounds what one app's big heap costs its neighbours (~6 % at 100 MiB).
-  gcEveryCalls: 1000,
-  gcMinIntervalMs: 2000,
-};
 
 /** The most an op call may write without waiting for each write (one lease). */
 const WRITE_BEHIND_BYTES = 1024 * 1024;
@@ -120,7 +55,7 @@ const WRITE_BEHIND_BYTES = 1024 * 1024;
 /** What a warm-up needs of a call: no op, no input, no lease. */
 type WarmCall = Omit<ExecutorCall, "op" | "headers" | "body" | "warm" | "allowance">;
 
-const WORKERS_DIR = inTree("executor/workers");
+const WORKERS_DIR = inTree("runtime/executor/workers");
 
 /**
  * The executor as the rest of Brickyard sees it: the internal API, the invocation registry and

@@ -1,6 +1,6 @@
-import { pooledRandomBytes } from "../domain/random-pool.ts";
-import type { WriteLease } from "../domain/storage/index.ts";
-import type { ApiError } from "../errors/index.ts";
+import { pooledRandomBytes } from "../../lib/random-pool.ts";
+import type { WriteLease } from "../storage/index.ts";
+import type { ApiError } from "../../errors/index.ts";
 import type { Capability } from "./types.ts";
 
 /** One op call in flight: what the internal API trusts instead of anything app code says. */

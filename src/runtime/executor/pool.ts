@@ -1,6 +1,6 @@
-import type { Clock } from "../config/clock.ts";
+import type { Clock } from "../../config/clock.ts";
 import { ChannelError, ExecutorChannel } from "./channel.ts";
-import type { ExecutorTuning } from "./executor.ts";
+import type { ExecutorTuning } from "./tuning.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { buildOf, IsolateTable } from "./isolates.ts";

@@ -1,4 +1,4 @@
-import type { Clock } from "../config/clock.ts";
+import type { Clock } from "../../config/clock.ts";
 
 /** Convictions of one account's apps within a cool-down that quarantine all of its apps. */
 export const OWNER_STRIKES = 3;

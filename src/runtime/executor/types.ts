@@ -1,4 +1,3 @@
-import type { CodeBundle } from "./internal-api/code-cache.ts";
 
 /** Capability strings a manifest may import, and the env names they become (DECISIONS §4). */
 export const CAPABILITIES = {
@@ -25,6 +24,16 @@ export interface RouteSpec {
   access?: "read" | "write";
   input?: unknown;
   output?: unknown;
+}
+
+/** What an isolate is built from: the module, its env strings (secrets), and what egress needs. */
+export interface CodeBundle {
+  appId: string;
+  module: string;
+  nodeCompat: boolean;
+  /** The origins the app declared; the supervisor's Egress entrypoint allows only these. */
+  origins: string[];
+  vars: Record<string, string>;
 }
 
 /** What the executor needs of one app revision. */

@@ -1,4 +1,4 @@
-import type { Clock } from "../config/clock.ts";
+import type { Clock } from "../../config/clock.ts";
 
 /** An app convicted this many times within the window is quarantined (one of them certain). */
 export const CONVICTIONS_TO_QUARANTINE = 2;

@@ -1,5 +1,5 @@
-import type { AppCode } from "../../executor/types.ts";
-import type { Manifest } from "../apps/manifest-types.ts";
+import type { AppCode } from "../executor/types.ts";
+import type { RuntimeManifest } from "../ports.ts";
 
 /**
  * What the executor builds an app's isolate from: the module as written, or the bundle a build
@@ -7,7 +7,7 @@ import type { Manifest } from "../apps/manifest-types.ts";
  * the app's isolate. The same for a published revision (the code source) and for code a write
  * is about to publish (AppRunner.stage), so that the two build the same isolate.
  */
-export function appCode(module: string, manifest: Manifest, bundle?: { module: string; nodeBuiltins: boolean }): AppCode {
+export function appCode(module: string, manifest: RuntimeManifest, bundle?: { module: string; nodeBuiltins: boolean }): AppCode {
   // The write's parse allowed only listed built-ins; any mention turns the flag on (harmless if spurious).
   const nodeCompat = bundle === undefined ? module.includes('"node:') || module.includes("'node:") : bundle.nodeBuiltins;
   return {

@@ -1,7 +1,7 @@
 import type { Clock } from "../../config/clock.ts";
 import { apiError, recovery, type ApiError, type Plan } from "../../errors/index.ts";
-import { PLAN_LIMITS } from "../plans.ts";
-import { RateLimiter } from "../rate-limit/buckets.ts";
+import { PLAN_LIMITS } from "../../config/plans.ts";
+import { RateLimiter } from "../../lib/rate-limit.ts";
 
 // Waiters queued per app at most; past that a caller is refused at once, as if it could not wait
 // (an agent firing thousands of tool calls at one app must not hold thousands of requests open).

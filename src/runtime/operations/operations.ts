@@ -1,13 +1,13 @@
 import { SECOND, type Clock } from "../../config/clock.ts";
 import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
-import type { Executor } from "../../executor/executor.ts";
-import { capabilitiesOf, ExecutorFault, type AppCode, type ExecutorCall, type ExecutorOutcome, type Lane, type RouteSpec } from "../../executor/types.ts";
-import type { Activity, CallCounts, DiagRing } from "../diagnostics/index.ts";
-import type { RedactorSource } from "../secrets/redact.ts";
+import type { Executor } from "../executor/executor.ts";
+import { capabilitiesOf, ExecutorFault, type AppCode, type ExecutorCall, type ExecutorOutcome, type Lane, type RouteSpec } from "../executor/types.ts";
+import type { ActivitySink, CallCountSink, DiagSink } from "../ports.ts";
+import type { RedactorSource } from "../../lib/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
-import { checkValue } from "../schemas/index.ts";
+import { checkValue } from "../../schemas/index.ts";
 import { inputError, RouteSchemas, TOO_COSTLY } from "./schemas.ts";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "../json-depth.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../lib/json-depth.ts";
 
 export type Role = "owner" | "collaborator" | "end-user" | "viewer" | "team-admin" | "team-member" | "app" | "visitor";
 export type Trigger = "http" | "routine" | "webhook" | "agent";
@@ -71,15 +71,15 @@ export class Operations {
 
   constructor(
     private readonly executor: Executor,
-    private readonly diag: DiagRing,
-    private readonly activity: Activity,
+    private readonly diag: DiagSink,
+    private readonly activity: ActivitySink,
     clock: Clock,
     private readonly baseUrl: string,
     private readonly deadlineMs = OPERATION_DEADLINE_MS,
     /** Scrubs the app's secret values from failure text before it is returned or recorded. */
     private readonly redactorFor: RedactorSource = () => Promise.resolve((text) => text),
     /** Counts each call that ran, and whether it failed, for the console's chart. */
-    private readonly counts: Pick<CallCounts, "count"> | null = null,
+    private readonly counts: CallCountSink | null = null,
   ) {
     this.ceilings = new RunCeilings(clock);
   }
@@ -209,7 +209,7 @@ export class Operations {
     return envelope.value;
   }
 
-  private async record(...args: Parameters<Activity["record"]>): Promise<void> {
+  private async record(...args: Parameters<ActivitySink["record"]>): Promise<void> {
     await this.activity.record(...args).then(() => undefined, swallow);
   }
 }

@@ -1,6 +1,7 @@
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { apiError } from "../../errors/index.ts";
-import { Validators, VALIDATION_BUDGET } from "../schemas/index.ts";
+import { VALIDATION_BUDGET } from "../../schemas/index.ts";
+import { Validators } from "./validators.ts";
 
 /**
  * Validators of app routes, per (app, revision, op, direction): compiled once on first use off

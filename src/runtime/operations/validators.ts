@@ -1,6 +1,6 @@
 import type { ValidateFunction } from "ajv/dist/2020.js";
-import { OffThread } from "../offthread/index.ts";
-import { loadValidator } from "./runtime.ts";
+import { OffThread } from "../../offthread/index.ts";
+import { loadValidator } from "../../schemas/runtime.ts";
 
 const CACHE_MAX = 2_000;
 
@@ -22,7 +22,7 @@ export class Validators {
     const key = JSON.stringify(schema);
     const hit = this.cache.get(key);
     if (hit !== undefined) return hit;
-    const validate = this.worker.run({ type: "compile", schema }).then(loadValidator);
+    const validate = this.worker.run<string>({ type: "compile", schema }).then(loadValidator);
     // A refusal is not kept: the next call gets the same answer from a fresh try.
     void validate.catch(() => this.cache.delete(key));
     this.cache.set(key, validate);

@@ -1,4 +1,4 @@
-import type { DataVersions, KvWrite, ListOptions, ListPage, SeenUsage, StoredBlob, WriteLease } from "../../domain/storage/index.ts";
+import type { DataVersions, KvWrite, ListOptions, ListPage, SeenUsage, StoredBlob, WriteLease } from "../../storage/index.ts";
 
 /** What the internal API needs of app storage; `AppStorage` in domain/storage implements it. */
 export interface StorageBackend {

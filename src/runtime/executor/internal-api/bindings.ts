@@ -1,7 +1,7 @@
-import type { KvWrite } from "../../domain/storage/index.ts";
-import { apiError, ApiError, recovery } from "../../errors/index.ts";
-import { nestsDeeperThan } from "../../domain/json-depth.ts";
-import { secretRedactor } from "../../domain/secrets/redact.ts";
+import type { KvWrite } from "../../storage/index.ts";
+import { apiError, ApiError, recovery } from "../../../errors/index.ts";
+import { nestsDeeperThan } from "../../../lib/json-depth.ts";
+import { secretRedactor } from "../../../lib/redact.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
 import type { Capability } from "../types.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./backends.ts";

@@ -1,15 +1,7 @@
-import type { AppCode, CodeSource } from "../types.ts";
+import type { AppCode, CodeBundle, CodeSource } from "../types.ts";
 import type { SecretsSource } from "./backends.ts";
 
-/** What an isolate is built from: the module, its env strings (secrets), and what egress needs. */
-export interface CodeBundle {
-  appId: string;
-  module: string;
-  nodeCompat: boolean;
-  /** The origins the app declared; the supervisor's Egress entrypoint allows only these. */
-  origins: string[];
-  vars: Record<string, string>;
-}
+export type { CodeBundle };
 
 /** Module from the cache, secrets fresh from their source (they change without a new revision). */
 export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number): Promise<CodeBundle | null> {

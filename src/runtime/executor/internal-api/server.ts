@@ -1,8 +1,8 @@
-import { secretRedactor } from "../../domain/secrets/redact.ts";
+import { secretRedactor } from "../../../lib/redact.ts";
 import { timingSafeEqual } from "node:crypto";
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { ApiError, apiError } from "../../errors/index.ts";
+import { ApiError, apiError } from "../../../errors/index.ts";
 import type { Invocations } from "../invocations.ts";
 import type { LogSink, SecretsSource } from "./backends.ts";
 import { codeBundle, type CodeCache } from "./code-cache.ts";

@@ -1,5 +1,5 @@
 import { iso } from "../../../config/clock.ts";
-import type { PlanLimits } from "../../../domain/plans.ts";
+import type { PlanLimits } from "../../../config/plans.ts";
 import type { UserTokenView } from "../../../domain/tokens/tokens.ts";
 import { html, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";

@@ -1,4 +1,4 @@
-import { MINUTE, SECOND, type Clock } from "../../config/clock.ts";
+import { MINUTE, SECOND, type Clock } from "../config/clock.ts";
 
 /** One ceiling: `capacity` tokens refilled evenly over `windowMs` (spec: 60-second windows). */
 export interface BucketRule {

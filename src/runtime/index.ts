@@ -1,0 +1,82 @@
+import { systemClock, type Clock } from "../config/clock.ts";
+import type { Store } from "../store/index.ts";
+import { Executor, type ExecutorTuning } from "./executor/executor.ts";
+import type { LogSink, SecretsSource } from "./executor/internal-api/backends.ts";
+import type { PoolEvent } from "./executor/pool.ts";
+import type { CodeSource } from "./executor/types.ts";
+import type { EgressConfig } from "./executor/workerd-config.ts";
+import { Operations, OPERATION_DEADLINE_MS } from "./operations/operations.ts";
+import type { ActivitySink, CallCountSink, DiagSink } from "./ports.ts";
+import { AppStorage } from "./storage/storage.ts";
+
+// The runtime: what runs app code and keeps its data. The executor (workerd processes, the
+// internal API, the workers inside workerd), operations (an op call from its route to its
+// envelope) and app storage (KV and blobs, with their caps, leases and batchers). This file is its
+// only door: nothing outside src/runtime/ imports a file behind it (npm run check enforces it).
+
+export { checkBundle } from "./bundle-check.ts";
+export { ExecutorFault, capabilitiesOf, type AppCode, type CodeSource, type Lane, type RouteSpec } from "./executor/types.ts";
+export type { ExecutorTuning } from "./executor/executor.ts";
+export type { LogSink, SecretsSource } from "./executor/internal-api/backends.ts";
+export type { PoolEvent } from "./executor/pool.ts";
+export { appCode } from "./operations/app-code.ts";
+export { OPERATION_DEADLINE_MS, SLOT_WAIT_MS, type AppRecord, type OperationCall, type Role, type Trigger } from "./operations/operations.ts";
+export type { Operations } from "./operations/operations.ts";
+export { RouteSchemas } from "./operations/schemas.ts";
+export type { ActivitySink, CallCountSink, DiagSink, RuntimeManifest } from "./ports.ts";
+export { APP_CAP_BYTES, KEY_CAP_BYTES, MiB, VALUE_CAP_BYTES, type ListOptions, type ListPage } from "./storage/limits.ts";
+export type { AppStorage, KvWrite, StoredBlob } from "./storage/index.ts";
+
+/** What the composition root gives the runtime: the store, where code and secrets come from, where failures are told. */
+export interface RuntimeDeps {
+  store: Store;
+  /** The app clock (tests move it); the executor's own timers run on real time whatever it is. */
+  clock: Clock;
+  dataDir: string;
+  baseUrl: string;
+  /** EXECUTORS, FREE_EXECUTORS, NEW_EXECUTORS. */
+  processes: { claimed: number; free: number; fresh: number };
+  code: CodeSource;
+  secrets: SecretsSource;
+  /** A failed op's message and stack, and the app's `env.LOG` lines. */
+  diag: DiagSink & LogSink;
+  activity: ActivitySink;
+  counts: CallCountSink;
+  /** Scrubs an app's secret values from failure text before it is returned or recorded. */
+  redactorFor: (appId: string) => Promise<(text: string) => string>;
+  tuning?: Partial<ExecutorTuning>;
+  /** Tests only: loopback fixtures served as public origins (see EgressConfig). */
+  egressTestOverrides?: EgressConfig["testOverrides"];
+  onEvent?: (event: PoolEvent) => void;
+}
+
+export interface Runtime {
+  /** Runs declared operations: validation, ceilings, the executor call, the result envelope. */
+  operations: Operations;
+  /** KV and blob values of every app, with the per-value and per-app caps. */
+  storage: AppStorage;
+  /** The workerd processes: health, warm-ups, and the pool's state for tests and benchmarks. */
+  executor: Executor;
+  close(): Promise<void>;
+}
+
+/** Opens app storage and starts the executor's processes; close() stops them. */
+export async function createRuntime(deps: RuntimeDeps): Promise<Runtime> {
+  const storage = new AppStorage(deps.store, deps.clock);
+  const executor = await Executor.start({
+    dataDir: deps.dataDir,
+    processes: deps.processes.claimed,
+    freeProcesses: deps.processes.free,
+    newProcesses: deps.processes.fresh,
+    code: deps.code,
+    secrets: deps.secrets,
+    storage,
+    log: deps.diag,
+    clock: systemClock,
+    ...(deps.tuning === undefined ? {} : { tuning: deps.tuning }),
+    ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
+    ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
+  });
+  const operations = new Operations(executor, deps.diag, deps.activity, deps.clock, deps.baseUrl, OPERATION_DEADLINE_MS, deps.redactorFor, deps.counts);
+  return { operations, storage, executor, close: () => executor.close() };
+}
