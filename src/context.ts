@@ -4,7 +4,9 @@ import type { Kysely } from "kysely";
 import type { Clock } from "./config/clock.ts";
 import { systemClock } from "./config/clock.ts";
 import type { Config } from "./config/config.ts";
+import { roleSources } from "./domain/access/roles.ts";
 import { Apps } from "./domain/apps/apps.ts";
+import { findApp, findVersion } from "./domain/apps/queries.ts";
 import { EmailVerification } from "./domain/accounts/verification.ts";
 import { Mailer } from "./domain/mail/mailer.ts";
 import { ShareLinks } from "./domain/shares/links.ts";
@@ -17,11 +19,14 @@ import { Versions } from "./domain/versions/versions.ts";
 import { Snapshots } from "./domain/snapshots/snapshots.ts";
 import { Copies } from "./domain/copies/copies.ts";
 import { Builds } from "./domain/builds/builds.ts";
+import { BuildQueue } from "./domain/builds/queue.ts";
 import { Idempotency } from "./domain/idempotency/idempotency.ts";
 import { Templates } from "./domain/templates/templates.ts";
 import { Activity, CallCounts, DiagRing } from "./domain/diagnostics/index.ts";
 import { secretRedactor } from "./lib/redact.ts";
 import { AppRunner } from "./domain/operations/as-app.ts";
+import { Stager } from "./domain/operations/stager.ts";
+import { Targets } from "./domain/operations/targets.ts";
 import { Routines } from "./domain/routines/routines.ts";
 import { WebhookDelivery } from "./domain/webhooks/delivery.ts";
 import { DeliveryLog } from "./domain/webhooks/delivery-log.ts";
@@ -34,10 +39,10 @@ import { Users } from "./domain/accounts/users.ts";
 import { Pairings } from "./domain/pairing/index.ts";
 import { Tokens } from "./domain/tokens/tokens.ts";
 import { LiveEvents } from "./domain/events/live-events.ts";
-import { Assets } from "./domain/web/assets.ts";
-import { Feedback } from "./domain/web/feedback.ts";
-import { FeedbackReplies } from "./domain/web/feedback-reply.ts";
-import { RenderTokens } from "./domain/web/render-tokens.ts";
+import { Assets } from "./domain/app-page/assets.ts";
+import { Feedback } from "./domain/app-page/feedback.ts";
+import { FeedbackReplies } from "./domain/app-page/feedback-reply.ts";
+import { RenderTokens } from "./domain/app-page/render-tokens.ts";
 import { openBlobStore } from "./blobs/open.ts";
 import { pgLiveTransport } from "./domain/events/pg-transport.ts";
 import { PgNotifier } from "./store/notify.ts";
@@ -78,20 +83,12 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const tokens = new Tokens(db, clock, deps.config);
   // A listener that fails after a committed write cannot undo it; say so where operators look.
   const writes = new GroupCommit(db, deps.store.dialect);
-  const apps = new Apps(
-    db,
-    clock,
-    tokens,
-    deps.config,
-    writes,
-    (error, event) => log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
-    readCache(),
-  );
   const diag = new DiagRing(clock);
   const activity = new Activity(db, clock);
   const callCounts = new CallCounts(db, clock);
   const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
   const secrets = new Secrets(db, clock, secretsKey);
+  const users = new Users(db, clock);
   // Before anything starts processes or connections: a bucket that cannot be reached fails here.
   const blobs = await openBlobStore(deps.config.blobStore);
   const live = new LiveEvents();
@@ -103,14 +100,16 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   // Signed asset URLs use their own key, derived so that it never doubles as the sealing key.
   const assetSigningKey = createHmac("sha256", secretsKey).update("brickyard asset url signing").digest();
   const assets = new Assets(db, deps.store.dialect, blobs, clock, assetSigningKey, () => deps.config.baseUrl);
-  const secretsSource = appSecrets(apps, secrets);
+  // The runtime reads an app's code and secrets straight from the store, not through Apps, which
+  // is built after it (Apps stages a write's isolate in the runtime before the write commits).
+  const secretsSource = appSecrets(db, clock, secrets);
   const runtime = await createRuntime({
     store: deps.store,
     clock,
     dataDir: deps.config.dataDir,
     baseUrl: deps.config.baseUrl,
     processes: { claimed: deps.config.executors, free: deps.config.freeExecutors, fresh: deps.config.newExecutors },
-    code: appCodeSource(apps, db),
+    code: appCodeSource(db),
     secrets: secretsSource,
     diag,
     activity,
@@ -122,11 +121,28 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const { storage, operations, executor } = runtime;
   storage.onKvChange((appId, key) => live.dataChanged(appId, key));
   const pairings = new Pairings(db, clock, tokens, deps.config);
-  // The app lifecycle calls these inside its own transactions (create with `pair: true`, claim).
-  apps.setPairing({
-    startBoundPairing: (trx, { appId, label }) => pairings.startBound(appId, label, trx),
-    approveBoundPairing: async (trx, { appId, userId }) => void (await pairings.approveBoundToApp(appId, userId, trx)),
-  });
+  const targets = new Targets(users, secrets, clock);
+  const buildQueue = new BuildQueue(db, clock);
+  const stager = new Stager(targets, operations);
+  const apps = new Apps(
+    db,
+    clock,
+    tokens,
+    deps.config,
+    writes,
+    (error, event) => log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
+    readCache(),
+    {
+      // The app lifecycle calls these inside its own transactions (create with `pair: true`, claim).
+      pairing: {
+        startBoundPairing: (trx, { appId, label }) => pairings.startBound(appId, label, trx),
+        approveBoundPairing: async (trx, { appId, userId }) => void (await pairings.approveBoundToApp(appId, userId, trx)),
+      },
+      builds: buildQueue,
+      staging: stager,
+      roles: roleSources(db),
+    },
+  );
   apps.events.on(async (event) => {
     if (event.type === "published") {
       live.revision(event.appId, event.revision);
@@ -147,25 +163,21 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     diag.drop(event.appId);
     await assets.dropApp(event.appId);
   });
-  const users = new Users(db, clock);
-  const runner = new AppRunner(apps, users, secrets, operations, clock);
-  apps.setStaging(runner);
+  const runner = new AppRunner(apps, targets, operations);
   // Not awaited: the write answers while the new revision's isolate is built (AppRunner.warm).
   apps.events.on((event) => {
     if (event.type === "published") runner.warm(event.appId, event.revision, event.staged);
   });
   const mailer = new Mailer(db, clock, { smtpUrl: deps.config.smtpUrl, baseUrl: deps.config.baseUrl, log });
   const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);
-  apps.addRoleSource((app, userId) => shares.roleOf(app.id, userId));
   const teams = new Teams(db, clock, users, () => deps.config.baseUrl);
-  apps.addRoleSource((app, userId) => teams.roleOnApp(app, userId));
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
   const snapshots = new Snapshots(db, deps.store.dialect, clock, apps, storage);
   const versions = new Versions(db, apps, secrets, snapshots, () => deps.config.baseUrl);
   const templates = new Templates(db, clock, apps, assets, () => deps.config.baseUrl);
-  const builds = new Builds(db, clock, apps, deps.config, () => deps.config.baseUrl, log, deps.background !== false);
-  apps.setBuilds(builds);
+  const copies = new Copies(db, clock, apps, assets, secrets, templates, buildQueue, () => deps.config.baseUrl);
+  const builds = new Builds(db, clock, apps, buildQueue, (input) => copies.publishBuilt(input), deps.config, () => deps.config.baseUrl, log, deps.background !== false);
   apps.events.on(async (event) => {
     if (event.type === "deleted") await builds.cancelForApp(event.appId);
   });
@@ -173,8 +185,6 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   apps.events.on(async (event) => {
     if (event.type === "published") await versions.prune(event.appId, event.revision);
   });
-  const copies = new Copies(db, clock, apps, assets, secrets, templates, builds, () => deps.config.baseUrl);
-  builds.setCopyPublisher((input) => copies.publishBuilt(input));
   const lagging = deps.store.dialect === "sqlite" ? new LaggingCommit(db) : null;
   const deliveryLog = new DeliveryLog(writes, lagging, (error) => log.warn({ err: error }, "a webhook delivery record was not stored"));
   return {
@@ -194,6 +204,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     emailVerification,
     shareLinks: new ShareLinks(db, clock, apps, () => deps.config.baseUrl),
     runner,
+    stager,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),
     webhooks: new Webhooks(db, deps.store.dialect, clock, apps, runner, deps.config, deliveryLog),
     deliveries: new WebhookDelivery(db, clock, runner, deliveryLog, readCache()),
@@ -225,22 +236,22 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   };
 }
 
-/** Secrets belong to (owner, manifest id); an unclaimed app has none. */
-function appSecrets(apps: Apps, secrets: Secrets): SecretsSource {
+/** Secrets belong to (owner, manifest id); an unclaimed app has none, and neither has one gone. */
+function appSecrets(db: Kysely<Database>, clock: Clock, secrets: Secrets): SecretsSource {
   return {
     async forApp(appId) {
-      const app = await apps.get(appId);
-      if (app === null || app.ownerUserId === null) return {};
+      const app = await findApp(db, appId);
+      if (app === null || app.ownerUserId === null || (app.expiresAt !== null && app.expiresAt <= clock.now())) return {};
       return secrets.valuesFor({ ownerUserId: app.ownerUserId, manifestId: app.manifestId });
     },
   };
 }
 
-/** The executor loads code by (app, revision) from the apps service (see appCode). */
-function appCodeSource(apps: Apps, db: Kysely<Database>): CodeSource {
+/** The executor loads code by (app, revision) from the kept revisions (see appCode). */
+function appCodeSource(db: Kysely<Database>): CodeSource {
   return {
     async load(appId, revision) {
-      const code = await apps.codeAt(appId, revision);
+      const code = await findVersion(db, appId, revision);
       if (code === null) return null;
       if (code.buildDigest === null) return appCode(code.module, code.manifest);
       const bundle = await db.selectFrom("build_bundles").select(["bundle", "node_builtins"]).where("input_digest", "=", code.buildDigest).executeTakeFirst();

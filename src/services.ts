@@ -13,6 +13,7 @@ import type { LiveEvents } from "./domain/events/live-events.ts";
 import type { Idempotency } from "./domain/idempotency/idempotency.ts";
 import type { Mailer } from "./domain/mail/mailer.ts";
 import type { AppRunner } from "./domain/operations/as-app.ts";
+import type { Stager } from "./domain/operations/stager.ts";
 import type { Pairings } from "./domain/pairing/index.ts";
 import type { Routines } from "./domain/routines/routines.ts";
 import type { Secrets } from "./domain/secrets/secrets.ts";
@@ -26,10 +27,10 @@ import type { AppTransfer } from "./domain/teams/transfer.ts";
 import type { Templates } from "./domain/templates/templates.ts";
 import type { Tokens } from "./domain/tokens/tokens.ts";
 import type { Versions } from "./domain/versions/versions.ts";
-import type { Assets } from "./domain/web/assets.ts";
-import type { Feedback } from "./domain/web/feedback.ts";
-import type { FeedbackReplies } from "./domain/web/feedback-reply.ts";
-import type { RenderTokens } from "./domain/web/render-tokens.ts";
+import type { Assets } from "./domain/app-page/assets.ts";
+import type { Feedback } from "./domain/app-page/feedback.ts";
+import type { FeedbackReplies } from "./domain/app-page/feedback-reply.ts";
+import type { RenderTokens } from "./domain/app-page/render-tokens.ts";
 import type { WebhookDelivery } from "./domain/webhooks/delivery.ts";
 import type { Webhooks } from "./domain/webhooks/webhooks.ts";
 import type { RateLimiter } from "./http/rate-limit/index.ts";
@@ -74,6 +75,8 @@ export interface Services {
   operations: Operations;
   /** Where every op call starts: assembles the app's manifest, plan and secrets version. */
   runner: AppRunner;
+  /** A source write's isolate, built while the write commits (the app lifecycle's StagingSeam). */
+  stager: Stager;
   /** Timer-driven op calls (issue 8); the scheduler's `routines` job ticks them. */
   routines: Routines;
   /** Webhook CRUD and the delivery log. */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tar from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseModule } from "../src/domain/apps/manifest.ts";
+import { parseModule } from "../src/domain/source/manifest.ts";
 import { BuildError } from "../src/domain/builds/build-error.ts";
 import { scanImports } from "../src/domain/builds/imports.ts";
 import { Registry } from "../src/domain/builds/registry.ts";

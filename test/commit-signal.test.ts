@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CommitSignal } from "../src/store/commit-signal.ts";
+import { CommitSignal } from "../src/store/caches/commit-signal.ts";
 
 // Issue 20: the wal-index header tells a reader that nothing was committed since its last look,
 // so it can skip asking SQLite. Only "unchanged" is trusted; these files stand in for `-shm`.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KeyedTurns } from "../src/domain/keyed-turns.ts";
+import { KeyedTurns } from "../src/store/concurrency/keyed-turns.ts";
 
 /** A task that starts when the turns let it and ends when the test says. */
 function gate(log: string[], name: string) {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import type { PreparedSource } from "../src/domain/apps/source.ts";
+import type { PreparedSource } from "../src/domain/source/source.ts";
 import { OffThread } from "../src/offthread/index.ts";
 
 // The check worker starts on first use and must never keep a process alive: a server embedded in

@@ -24,14 +24,14 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
   beforeAll(async () => {
     server = await startServer({ dialect, queryLog: recorder.log });
     ({ token, id: userId } = await createUser(server));
-    const { apps, runner } = server.ctx;
-    apps.setStaging({
-      stage: (app, prepared) => {
-        const build = runner.stage(app, prepared);
-        if (build instanceof Staged) staged.set(app.id, build);
-        return build;
-      },
-    });
+    // A write's staged build, seen from inside its transaction (Stager), as it goes.
+    const { stager } = server.ctx;
+    const stage = stager.stage.bind(stager);
+    stager.stage = (app, prepared) => {
+      const build = stage(app, prepared);
+      if (build instanceof Staged) staged.set(app.id, build);
+      return build;
+    };
   });
   afterAll(async () => server.close());
 

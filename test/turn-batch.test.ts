@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { TurnBatch } from "../src/store/turn-batch.ts";
+import { TurnBatch } from "../src/store/concurrency/turn-batch.ts";
 
 // Issue 20: on PostgreSQL the op calls of one event-loop turn read their apps in one query.
 

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { TurnQueue } from "../src/store/turn-queue.ts";
+import { TurnQueue } from "../src/store/concurrency/turn-queue.ts";
 
 // Issue 20: on PostgreSQL the single-key KV writes of one turn go as one statement (KvSetBatch).
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../src/config/clock.ts";
 import type { IssuedToken } from "../src/domain/tokens/tokens.ts";
-import { VisitorTokens } from "../src/domain/web/visitor-tokens.ts";
+import { VisitorTokens } from "../src/domain/app-page/visitor-tokens.ts";
 
 // The sharing rule of anonymous visitors' render tokens, on a hand-driven clock (the store's part
 // is tested over HTTP in test/hostile/visitor-tokens.test.ts).

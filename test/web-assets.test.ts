@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { HOUR, type ManualClock } from "../src/config/clock.ts";
-import { ASSET_MAX_BYTES } from "../src/domain/web/assets.ts";
+import { ASSET_MAX_BYTES } from "../src/domain/app-page/assets.ts";
 import type { ApiResponse } from "./helpers/client.ts";
 import { expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";

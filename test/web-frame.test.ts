@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pinnedCdnOrigins } from "../src/domain/apps/cdn-check.ts";
+import { pinnedCdnOrigins } from "../src/domain/source/cdn-check.ts";
 import { frameCsp, framePage } from "../src/web/frame.ts";
 
 const manifest = { id: "x", displayName: "X", description: null, icon: null, capabilities: { imports: [], exports: [], origins: [] }, routes: {} };

@@ -48,7 +48,7 @@ import listAppWebhooks from "./webhooks/listAppWebhooks.ts";
 import listDeliveries from "./webhooks/listDeliveries.ts";
 import listWebhooks from "./webhooks/listWebhooks.ts";
 import updateWebhook from "./webhooks/updateWebhook.ts";
-import webRoutes from "./web/index.ts";
+import webRoutes from "./app-page/index.ts";
 import acceptShare from "./shares/acceptShare.ts";
 import inviteShare from "./shares/inviteShare.ts";
 import listShares from "./shares/listShares.ts";

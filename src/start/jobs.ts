@@ -1,6 +1,6 @@
 import { ApiError } from "../errors/index.ts";
-import { prepareRenamedNow, type ManifestRename } from "../domain/apps/manifest-rewrite.ts";
-import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../domain/apps/source.ts";
+import { prepareRenamedNow, type ManifestRename } from "../domain/source/manifest-rewrite.ts";
+import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../domain/source/source.ts";
 import { compileSchemaSource } from "../schemas/compile.ts";
 import { SchemaCostError } from "../schemas/cost.ts";
 import type { JobError, Reply } from "../offthread/reply.ts";

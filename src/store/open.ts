@@ -7,7 +7,7 @@ import type { Dialect } from "./dialect.ts";
 import { migrationProvider } from "./migrations/index.ts";
 import { withNamedStatements } from "./pg-statements.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
-import { WriteWatch } from "./write-watch.ts";
+import { WriteWatch } from "./caches/write-watch.ts";
 import type { Database } from "./schema/index.ts";
 
 export interface Store {

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from "better-sqlite3";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
-import { WriteWatch } from "./write-watch.ts";
+import { WriteWatch } from "./caches/write-watch.ts";
 
 // Kysely prepares every query afresh; on the write path that was about a sixth of a create's CPU.
 // Statements are keyed by their SQL text, which Kysely produces with placeholders, so the set of

@@ -1,5 +1,5 @@
-import type { Manifest } from "../domain/apps/manifest-types.ts";
-import { pinnedCdnOrigins } from "../domain/apps/cdn-check.ts";
+import type { Manifest } from "../domain/source/manifest-types.ts";
+import { pinnedCdnOrigins } from "../domain/source/cdn-check.ts";
 import { escapeHtml } from "./html.ts";
 import { browserScript as script, scriptJson } from "./sdk/files.ts";
 

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import type { PreparedSource } from "../../src/domain/apps/source.ts";
+import type { PreparedSource } from "../../src/domain/source/source.ts";
 import { OffThread } from "../../src/offthread/index.ts";
 import { SchemaCostError } from "../../src/schemas/cost.ts";
 

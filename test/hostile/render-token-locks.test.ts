@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DAY } from "../../src/config/clock.ts";
-import { RENDER_TOKENS_KEPT } from "../../src/domain/web/render-tokens.ts";
+import { RENDER_TOKENS_KEPT } from "../../src/domain/app-page/render-tokens.ts";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
 import { untilSomeoneWaitsOnALock } from "../helpers/pg-locks.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { RENDER_TOKENS_KEPT } from "../../src/domain/web/render-tokens.ts";
+import { RENDER_TOKENS_KEPT } from "../../src/domain/app-page/render-tokens.ts";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
 import { expectError } from "../helpers/apps.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";

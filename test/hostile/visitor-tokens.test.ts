@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DAY, MINUTE, type ManualClock } from "../../src/config/clock.ts";
-import { VISITOR_TOKEN_WINDOW_MS } from "../../src/domain/web/visitor-tokens.ts";
+import { VISITOR_TOKEN_WINDOW_MS } from "../../src/domain/app-page/visitor-tokens.ts";
 import { createUser } from "../helpers/accounts.ts";
 import { expectError } from "../helpers/apps.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";

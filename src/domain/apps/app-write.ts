@@ -1,5 +1,5 @@
 import { apiError } from "../../errors/index.ts";
-import { requirePermission } from "./access.ts";
+import { requirePermission } from "../access/access.ts";
 import type { Apps } from "./apps.ts";
 import type { AppRecord } from "./queries.ts";
 

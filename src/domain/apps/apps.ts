@@ -1,27 +1,28 @@
+import type { RoleSource } from "../access/roles.ts";
 import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { newAppId, UUID } from "../ids.ts";
 import { isUniqueViolation, TurnBatch, type Database, type GroupCommit, type StampedCache } from "../../store/index.ts";
 import type { Tokens } from "../tokens/tokens.ts";
-import { directRole, requirePermission, widest, type Actor, type AppPermission, type AppRole, type Visibility } from "./access.ts";
+import { directRole, requirePermission, widest, type Actor, type AppPermission, type AppRole, type Visibility } from "../access/access.ts";
 
 import { claimApp } from "./claim.ts";
 import { applyEdits, checkEditsSize, type SourceEdit } from "./edits.ts";
 import { AppEvents, type AppEvent } from "./events.ts";
-import { iconProblem, normalizeIcon, type Icon } from "./icon.ts";
+import { iconProblem, normalizeIcon, type Icon } from "../source/icon.ts";
 import { listApps, type ListedApp } from "./listing.ts";
-import type { Manifest } from "./manifest-types.ts";
+import type { Manifest } from "../source/manifest-types.ts";
 import type { BuildDeferred, BuildIntent, BuildRequest, BuildSeam } from "./build-seam.ts";
 import type { StagedBuild, StagingSeam } from "./staging-seam.ts";
 import type { BoundPairing, PairingSeam } from "./pairing-seam.ts";
 import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppsWithTokenEpoch, findAppWithTokenEpoch, findOwnedByManifestId, findVersion, insertApp, newAppRecord, recordBytes, type AppRecord, type AppWithTokenEpoch } from "./queries.ts";
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
-import { prepareSource, type PreparedSource, type SourceBundle } from "./source.ts";
+import { prepareSource, type PreparedSource, type SourceBundle } from "../source/source.ts";
 import { uuidUrl } from "./urls.ts";
 
 /** A role a user holds on an app through some other relation than the app row (a share, a team). */
-export type RoleSource = (app: AppRecord, userId: string) => Promise<AppRole | null>;
+export type { RoleSource };
 
 export const UNCLAIMED_TTL_MS = 7 * DAY;
 const UPSERT_ATTEMPTS = 5;
@@ -71,10 +72,10 @@ export interface ActiveCode extends SourceBundle {
  * Listing and claiming live beside it (listing.ts, claim.ts) and share its queries.
  */
 export class Apps {
-  private pairing: PairingSeam | null = null;
-  private builds: BuildSeam | null = null;
-  private staging: StagingSeam | null = null;
-  private readonly roleSources: RoleSource[] = [];
+  private readonly pairing: PairingSeam | null;
+  private readonly builds: BuildSeam | null;
+  private readonly staging: StagingSeam | null;
+  private readonly roleSources: readonly RoleSource[];
   /** Subscribe with `apps.events.on(listener)`: `published` after source writes, `deleted` after removal. */
   readonly events: AppEvents;
 
@@ -87,26 +88,22 @@ export class Apps {
     onListenerError: (error: unknown, event: AppEvent) => void,
     /** SQLite: op calls' app reads, kept while nothing they join changed (null on PostgreSQL). */
     private readonly readCache: StampedCache<AppWithTokenEpoch> | null = null,
+    /**
+     * What the lifecycle hands work to, each built before it: bound pairings (create with
+     * `pair: true`, claim), the build queue (writes that import npm packages), the staging of a
+     * write's isolate before it commits, and the relations that grant roles (shares, teams).
+     */
+    seams: { pairing?: PairingSeam; builds?: BuildSeam; staging?: StagingSeam; roles?: readonly RoleSource[] } = {},
   ) {
     this.events = new AppEvents(onListenerError);
+    this.pairing = seams.pairing ?? null;
+    this.builds = seams.builds ?? null;
+    this.staging = seams.staging ?? null;
+    this.roleSources = seams.roles ?? [];
   }
 
   /** Elsewhere (PostgreSQL): op calls read per call, those of one event-loop turn together. */
   private readonly batchedReads = new TurnBatch<AppWithTokenEpoch>((ids) => findAppsWithTokenEpoch(this.db, ids));
-
-  /** The pairing issue registers its implementation here (see PairingSeam). */
-  setPairing(seam: PairingSeam): void {
-    this.pairing = seam;
-  }
-
-  /** The builds service registers itself here (see BuildSeam). */
-  setBuilds(seam: BuildSeam): void {
-    this.builds = seam;
-  }
-
-  setStaging(seam: StagingSeam): void {
-    this.staging = seam;
-  }
 
   /**
    * The source ready to store: as is when it imports no npm package, with its bundle's digest
@@ -154,11 +151,6 @@ export class Apps {
     // (which any member may write) delete, share or otherwise manage the app on the admin's behalf.
     if (actor?.kind === "render" && role === "team-admin") return "team-member";
     return role;
-  }
-
-  /** Adds a relation that grants roles to users (shares; later teams). */
-  addRoleSource(source: RoleSource): void {
-    this.roleSources.push(source);
   }
 
   /**

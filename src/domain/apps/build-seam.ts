@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../store/index.ts";
-import type { Actor } from "./access.ts";
-import type { PreparedSource } from "./source.ts";
+import type { Actor } from "../access/access.ts";
+import type { PreparedSource } from "../source/source.ts";
 
 import type { BuildIntent } from "../../store/schema/builds.ts";
 

@@ -1,5 +1,5 @@
 import { apiError, recovery } from "../../errors/index.ts";
-import type { SourceBundle } from "./source.ts";
+import type { SourceBundle } from "../source/source.ts";
 
 export const EDITS_CAP_BYTES = 512 * 1024;
 

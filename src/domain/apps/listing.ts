@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
-import { widest, type AppRole } from "./access.ts";
+import { widest, type AppRole } from "../access/access.ts";
 import { listedPage, type AppRecord } from "./queries.ts";
 
 export const LIST_DEFAULT_LIMIT = 50;

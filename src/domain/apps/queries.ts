@@ -1,10 +1,10 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Plan } from "../../errors/index.ts";
 import { PreparedQuery, type Database } from "../../store/index.ts";
-import type { Icon } from "./icon.ts";
-import type { Visibility } from "./access.ts";
-import type { Manifest } from "./manifest-types.ts";
-import type { PreparedSource } from "./source.ts";
+import type { Icon } from "../source/icon.ts";
+import type { Visibility } from "../access/access.ts";
+import type { Manifest } from "../source/manifest-types.ts";
+import type { PreparedSource } from "../source/source.ts";
 
 /** An app as the rest of Brickyard sees it (no source; see `Apps.activeCode`). */
 export interface AppRecord {

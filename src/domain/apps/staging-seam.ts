@@ -1,5 +1,5 @@
 import type { AppRecord } from "./queries.ts";
-import type { PreparedSource } from "./source.ts";
+import type { PreparedSource } from "../source/source.ts";
 
 /**
  * Where the isolate builder plugs into source writes (like BuildSeam): AppRunner implements it

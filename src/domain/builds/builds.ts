@@ -1,4 +1,3 @@
-import { createHash, randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -7,23 +6,16 @@ import type { Logger } from "pino";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
-import { requirePermission, type Actor } from "../apps/access.ts";
+import { requirePermission, type Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
-import type { BuildRequest, BuildSeam } from "../apps/build-seam.ts";
-import type { PreparedSource } from "../apps/source.ts";
 import { UUID } from "../ids.ts";
-import { BUILDER_VERSION, BuildPipeline } from "./pipeline.ts";
-import { activeCounts, ACTIVE_STATES, findBuild, isActive, supersede } from "./queries.ts";
+import { BuildPipeline } from "./pipeline.ts";
+import { ACTIVE_STATES, findBuild, isActive } from "./queries.ts";
 import { Registry, sha512Of } from "./registry.ts";
-import type { DirectLock } from "./resolve.ts";
+import type { BuildQueue } from "./queue.ts";
 import { BuildRunner, type CopyPublisher } from "./runner.ts";
-import { BUILD_DEADLINE_MS, buildStatus, INSPECTION_MS, type BuildStatus } from "./status.ts";
+import { buildStatus, INSPECTION_MS, type BuildStatus } from "./status.ts";
 
-/** Builds waiting or running at once, in all; anonymous writers may hold only part of them. */
-export const QUEUE_CAP = 200;
-export const ANONYMOUS_QUEUE_CAP = 50;
-/** Builds one writer (a user, an app token) may have waiting or running at once. */
-export const WRITER_QUEUE_CAP = 10;
 /** The longest a request may hold its connection for `Prefer: wait=N`. */
 export const MAX_WAIT_SECONDS = 60;
 /** How long a bundle (or tarball) no kept revision runs stays, for a source written again soon. */
@@ -38,16 +30,12 @@ export interface BuildsConfig {
   buildRetryMs: number;
 }
 
-/** The key a bundle is kept under: the builder's version and the module's exact text. */
-export function inputDigest(module: string): string {
-  return createHash("sha256").update(BUILDER_VERSION).update("\0").update(module).digest("hex");
-}
 
 /**
- * Builds of modules that import npm packages (issue 17, DECISIONS §10): accepting them from app
- * writes (the BuildSeam), their status, waiting for them, and the runner that does the work.
+ * Builds of modules that import npm packages (issue 17, DECISIONS §10): their status, waiting for
+ * them, and the runner that does the work; writes queue them through the BuildQueue (queue.ts).
  */
-export class Builds implements BuildSeam {
+export class Builds {
   private readonly settledEvents = new EventEmitter();
   readonly runner: BuildRunner;
 
@@ -55,6 +43,10 @@ export class Builds implements BuildSeam {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly apps: Apps,
+    /** Where writes queue their builds; each one it accepts wakes the runner. */
+    queue: BuildQueue,
+    /** Copies publish through the copies service, which carries their data over. */
+    copyPublisher: CopyPublisher,
     private readonly config: BuildsConfig,
     private readonly baseUrl: () => string,
     log: Logger,
@@ -62,81 +54,9 @@ export class Builds implements BuildSeam {
   ) {
     this.settledEvents.setMaxListeners(0);
     const registry = new Registry({ url: config.npm.registryUrl, minReleaseAgeMs: config.npm.minReleaseAgeMs, ...(config.npm.token === null ? {} : { token: config.npm.token }) });
-    this.runner = new BuildRunner(db, clock, apps, new BuildPipeline(registry, config.dataDir), { leaseMs: config.buildLeaseMs, retryMs: config.buildRetryMs, poll }, log, (id) =>
-      this.settledEvents.emit(id),
-    );
-  }
-
-  async bundled(prepared: PreparedSource): Promise<string | null> {
-    const digest = inputDigest(prepared.source.module);
-    const row = await this.db.selectFrom("build_bundles").select("input_digest").where("input_digest", "=", digest).executeTakeFirst();
-    return row === undefined ? null : digest;
-  }
-
-  /**
-   * Queues the build, superseding any the app has waiting or running (a newer write wins), in
-   * one transaction with `within`. A full queue is 503 `app_build_capacity`.
-   */
-  async accept(request: BuildRequest, within?: (trx: Kysely<Database>) => Promise<void>): Promise<string> {
-    const id = randomUUID();
-    const now = this.clock.now();
-    const prior = request.lockFrom === null ? null : await this.lockOf(request.lockFromApp ?? request.appId, request.lockFrom);
-    const actor = JSON.stringify(bare(request.actor));
-    await this.db.transaction().execute(async (trx) => {
-      const counts = await activeCounts(trx, actor);
-      if (counts.all >= QUEUE_CAP || (request.actor === null && counts.anonymous >= ANONYMOUS_QUEUE_CAP)) {
-        throw apiError("app_build_capacity", "the build queue is full; retry in a minute");
-      }
-      // One writer cannot fill the queue for everyone else.
-      if (request.actor !== null && counts.writer >= WRITER_QUEUE_CAP) {
-        throw apiError("app_build_capacity", `you have ${WRITER_QUEUE_CAP} builds waiting or running; wait for one to finish`);
-      }
-      await supersede(trx, request.appId, now);
-      await trx
-        .insertInto("builds")
-        .values({
-          id,
-          app_id: request.appId,
-          intent: request.intent,
-          state: "queued",
-          actor,
-          base_revision: request.baseRevision,
-          module: request.prepared.source.module,
-          ui: request.prepared.source.ui,
-          styles: request.prepared.source.styles,
-          input_digest: inputDigest(request.prepared.source.module),
-          prior_lock: prior === null ? null : JSON.stringify(prior),
-          lock: null,
-          lock_digest: null,
-          error: null,
-          attempts: 0,
-          lease_holder: null,
-          lease_until: null,
-          revision: null,
-          accepted_at: now,
-          updated_at: now,
-          finished_at: null,
-          deadline: now + BUILD_DEADLINE_MS,
-          idempotency_key: request.idempotencyKey ?? null,
-          copy: request.copy === undefined ? null : JSON.stringify(request.copy),
-        })
-        .execute();
-      if (within !== undefined) await within(trx);
-    });
-    this.runner.kick();
-    return id;
-  }
-
-  /** The exact versions a revision's bundle was made with, or null when it had none. */
-  private async lockOf(appId: string, revision: number): Promise<DirectLock | null> {
-    const row = await this.db
-      .selectFrom("app_versions")
-      .innerJoin("build_bundles", "build_bundles.input_digest", "app_versions.build_digest")
-      .select("build_bundles.lock")
-      .where("app_versions.app_id", "=", appId)
-      .where("app_versions.revision", "=", revision)
-      .executeTakeFirst();
-    return row === undefined ? null : (JSON.parse(row.lock) as { direct: DirectLock }).direct;
+    const pipeline = new BuildPipeline(registry, config.dataDir);
+    this.runner = new BuildRunner(db, clock, apps, pipeline, { leaseMs: config.buildLeaseMs, retryMs: config.buildRetryMs, poll }, log, (id) => this.settledEvents.emit(id), copyPublisher);
+    queue.onAccepted(() => this.runner.kick());
   }
 
   /**
@@ -177,11 +97,6 @@ export class Builds implements BuildSeam {
       const timer = setTimeout(done, ms);
       this.settledEvents.once(buildId, done);
     });
-  }
-
-  /** Copies publish through the copies service, which carries their data over (see CopyPublisher). */
-  setCopyPublisher(publisher: CopyPublisher): void {
-    this.runner.copyPublisher = publisher;
   }
 
   /** Records the Idempotency-Key a write of this build came with (its status then says until when it replays). */
@@ -259,12 +174,6 @@ export class Builds implements BuildSeam {
  * The actor as a build stores it: who, without how they came (a principal also carries its
  * token or session id), so one writer's builds compare equal whichever credential wrote them.
  */
-function bare(actor: Actor): Actor {
-  if (actor === null) return null;
-  if (actor.kind === "user") return { kind: "user", userId: actor.userId };
-  if (actor.kind === "app") return { kind: "app", appId: actor.appId };
-  return { kind: "render", appId: actor.appId, userId: actor.userId };
-}
 
 /** Whether `actor` is the writer recorded on a build (or holds the token of the app it creates). */
 function sameWriter(actor: Actor, writer: Actor, appId: string): boolean {

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { version as esbuildVersion } from "esbuild";
-import { parseModule } from "../apps/manifest.ts";
+import { parseModule } from "../source/manifest.ts";
 import { BuildError } from "./build-error.ts";
 import { bundleModule } from "./bundle.ts";
 import { scanImports } from "./imports.ts";

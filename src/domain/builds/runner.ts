@@ -4,11 +4,11 @@ import type { Logger } from "pino";
 import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
-import { can, type Actor } from "../apps/access.ts";
+import { can, type Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { CopyPlan } from "../apps/build-seam.ts";
 import type { AppRecord } from "../apps/queries.ts";
-import { prepareSource, type PreparedSource } from "../apps/source.ts";
+import { prepareSource, type PreparedSource } from "../source/source.ts";
 import { BuildError } from "./build-error.ts";
 import { lockDigest, type BuildPipeline, type Stage } from "./pipeline.ts";
 import { claimNext, nextClaimableAt, publishedRevision, updateHeld, type BuildRow } from "./queries.ts";
@@ -46,7 +46,6 @@ export class BuildRunner {
   private timer: NodeJS.Timeout | null = null;
   private wake: NodeJS.Timeout | null = null;
   private closed = false;
-  copyPublisher: CopyPublisher | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -57,6 +56,8 @@ export class BuildRunner {
     private readonly log: Logger,
     /** Told of every build that reached a terminal state here. */
     private readonly settled: (buildId: string) => void,
+    /** Publishes a copy's build, with the data the copy carries over (Copies.publishBuilt). */
+    private readonly copyPublisher: CopyPublisher | null = null,
   ) {}
 
   start(): void {

@@ -3,17 +3,17 @@ import { sql, type Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import { isUniqueViolation, type Database } from "../../store/index.ts";
-import { can, type Actor } from "../apps/access.ts";
+import { can, type Actor } from "../access/access.ts";
 import { newAppId } from "../ids.ts";
 import type { Apps } from "../apps/apps.ts";
-import { MANIFEST_ID_MAX, MANIFEST_ID_PATTERN } from "../apps/validate-manifest.ts";
+import { MANIFEST_ID_MAX, MANIFEST_ID_PATTERN } from "../source/validate-manifest.ts";
 import { findOwnedByManifestId, insertApp, type AppRecord } from "../apps/queries.ts";
 import type { BuildDeferred, BuildSeam, CopyPlan } from "../apps/build-seam.ts";
-import { prepareRenamed, type PreparedSource } from "../apps/source.ts";
+import { prepareRenamed, type PreparedSource } from "../source/source.ts";
 import { canonicalUrl } from "../apps/urls.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Templates } from "../templates/templates.ts";
-import type { Assets, StagedAsset } from "../web/assets.ts";
+import type { Assets, StagedAsset } from "../app-page/assets.ts";
 
 /** Spec Limits: a copy with data carries at most 24 MiB (KV values, blobs and assets together). */
 export const COPY_DATA_MAX_BYTES = 24 * 1024 * 1024;

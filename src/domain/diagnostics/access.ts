@@ -1,5 +1,5 @@
 import { apiError } from "../../errors/index.ts";
-import { can, type AppRole } from "../apps/access.ts";
+import { can, type AppRole } from "../access/access.ts";
 import type { AppRecord } from "../apps/queries.ts";
 
 /** Who asks, as the HTTP layer resolved it (http/auth.ts Principal, plus the claim cookie). */

@@ -1,4 +1,4 @@
-import type { AccessSubject, Actor, AppRole } from "../apps/access.ts";
+import type { AccessSubject, Actor, AppRole } from "../access/access.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Role } from "../../runtime/index.ts";
 

@@ -1,4 +1,4 @@
-import { can, type Actor } from "../apps/access.ts";
+import { can, type Actor } from "../access/access.ts";
 import type { AppRecord } from "../apps/queries.ts";
 import type { RoleOracle } from "../diagnostics/access.ts";
 import { apiError } from "../../errors/index.ts";

@@ -4,9 +4,9 @@ import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/schema/index.ts";
 import { hashToken, mintToken, parseToken } from "../tokens/format.ts";
-import type { Actor } from "../apps/access.ts";
+import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
-import { widest } from "../apps/access.ts";
+import { widest } from "../access/access.ts";
 
 export const LINK_ROLES = ["viewer", "end-user"] as const;
 export type LinkRole = (typeof LINK_ROLES)[number];

@@ -1,3 +1,4 @@
+import { acceptedShareRole } from "../access/roles.ts";
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
@@ -6,7 +7,7 @@ import type { Database } from "../../store/schema/index.ts";
 import type { Users } from "../accounts/users.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { Mailer } from "../mail/mailer.ts";
-import type { Actor, AppRole } from "../apps/access.ts";
+import type { Actor, AppRole } from "../access/access.ts";
 
 export const SHARE_ROLES = ["collaborator", "end-user", "viewer"] as const;
 export type ShareRole = (typeof SHARE_ROLES)[number];
@@ -222,14 +223,7 @@ export class Shares {
     return this.accepted(appId, userId);
   }
 
-  async accepted(appId: string, userId: string): Promise<ShareRole | null> {
-    const row = await this.db
-      .selectFrom("app_shares")
-      .select("role")
-      .where("app_id", "=", appId)
-      .where("grantee_user_id", "=", userId)
-      .where("status", "=", "accepted")
-      .executeTakeFirst();
-    return row?.role ?? null;
+  accepted(appId: string, userId: string): Promise<ShareRole | null> {
+    return acceptedShareRole(this.db, appId, userId);
   }
 }

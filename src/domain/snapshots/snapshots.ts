@@ -5,7 +5,7 @@ import { apiError } from "../../errors/index.ts";
 import { bumpUsageRow, type Database, type Dialect } from "../../store/index.ts";
 import { lockKey } from "../../store/locks.ts";
 import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
-import type { Actor } from "../apps/access.ts";
+import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { UUID } from "../ids.ts";
 import { APP_CAP_BYTES, type AppStorage } from "../../runtime/index.ts";

@@ -1,3 +1,4 @@
+import { teamRole } from "../access/roles.ts";
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
@@ -6,7 +7,7 @@ import { UUID } from "../ids.ts";
 import { isUniqueViolation, type Database } from "../../store/index.ts";
 import type { TeamRole } from "../../store/schema/teams.ts";
 import { HANDLE_PATTERN, type Users } from "../accounts/users.ts";
-import type { AppRole } from "../apps/access.ts";
+import type { AppRole } from "../access/access.ts";
 import type { AppRecord } from "../apps/queries.ts";
 import { billingUrl, PLAN_LIMITS } from "../../config/plans.ts";
 
@@ -134,9 +135,8 @@ export class Teams {
     return found;
   }
 
-  async roleIn(teamId: string, userId: string): Promise<TeamRole | null> {
-    const row = await this.db.selectFrom("team_members").select("role").where("team_id", "=", teamId).where("user_id", "=", userId).executeTakeFirst();
-    return row?.role ?? null;
+  roleIn(teamId: string, userId: string): Promise<TeamRole | null> {
+    return teamRole(this.db, teamId, userId);
   }
 
   /** The team's apps, newest first (for the page a new member lands on). No access check. */

@@ -3,7 +3,7 @@ import type { Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import { isUniqueViolation, type Database } from "../../store/index.ts";
 import type { Users } from "../accounts/users.ts";
-import type { Actor } from "../apps/access.ts";
+import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord } from "../apps/queries.ts";
 import type { Secrets } from "../secrets/secrets.ts";

@@ -4,10 +4,10 @@ import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 import { TEMPLATE_CATEGORIES, type TemplateCategory, type TemplateListingsTable, type TemplateMediaTable } from "../../store/schema/templates.ts";
-import { can, type Actor } from "../apps/access.ts";
+import { can, type Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord } from "../apps/queries.ts";
-import type { Assets } from "../web/assets.ts";
+import type { Assets } from "../app-page/assets.ts";
 import { checkImage, mediaAssetKey } from "./media.ts";
 
 export { TEMPLATE_CATEGORIES, type TemplateCategory };

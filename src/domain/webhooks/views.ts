@@ -1,6 +1,6 @@
 import { iso } from "../../config/clock.ts";
 import type { WebhooksTable } from "../../store/schema/webhooks.ts";
-import type { Manifest } from "../apps/manifest-types.ts";
+import type { Manifest } from "../source/manifest-types.ts";
 import type { LastError } from "../routines/views.ts";
 
 /** A webhook as the API shows it (spec: Webhook). `secret` only on create and after rotation. */

@@ -2,7 +2,7 @@ import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
-import { serveShell } from "../web/shell.ts";
+import { serveShell } from "../app-page/shell.ts";
 import { AppIdParams } from "./schemas.ts";
 
 export default function getAppPage(app: App, ctx: Services): void {

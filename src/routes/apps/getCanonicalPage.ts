@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
-import { serveShell } from "../web/shell.ts";
+import { serveShell } from "../app-page/shell.ts";
 
 export default function getCanonicalPage(app: App, ctx: Services): void {
   app.get(

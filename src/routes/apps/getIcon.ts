@@ -1,5 +1,5 @@
 import type { Services } from "../../services.ts";
-import { iconSvg } from "../../domain/apps/icon.ts";
+import { iconSvg } from "../../domain/source/icon.ts";
 import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "./schemas.ts";

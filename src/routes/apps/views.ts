@@ -1,5 +1,5 @@
-import type { AppRole } from "../../domain/apps/access.ts";
-import { visibleOperations } from "../../domain/apps/operations-view.ts";
+import type { AppRole } from "../../domain/access/access.ts";
+import { visibleOperations } from "../../domain/access/operations-view.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
-import type { Actor } from "../../domain/apps/access.ts";
+import type { Actor } from "../../domain/access/access.ts";
 import type { BuildDeferred } from "../../domain/apps/build-seam.ts";
 import type { BuildStatus } from "../../domain/builds/status.ts";
 

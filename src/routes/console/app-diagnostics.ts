@@ -7,7 +7,7 @@ import { sessionCookieName, shareKey } from "../../http/auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
 import { activityFilter, callsChart, DIAG_LIVE_SCRIPT, diagnosticsTab } from "../../web/pages/console/tabs.ts";
-import { stillSignedIn } from "../web/getEvents.ts";
+import { stillSignedIn } from "../app-page/getEvents.ts";
 import { consoleKit, Params, type Opened } from "./opened.ts";
 
 const WITHIN_MS = { hour: 3_600_000, day: DAY, week: 7 * DAY } as const;

@@ -1,11 +1,11 @@
 import multipart from "@fastify/multipart";
 import type { Services } from "../../services.ts";
-import { requirePermission } from "../../domain/apps/access.ts";
-import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/web/assets.ts";
+import { requirePermission } from "../../domain/access/access.ts";
+import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/app-page/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { readUpload } from "../../http/multipart.ts";
 import type { App } from "../../http/types.ts";
-import { assetWriteLimit } from "../web/assetLimits.ts";
+import { assetWriteLimit } from "../app-page/assetLimits.ts";
 import { consoleKit, Params } from "./opened.ts";
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import type { AppRole } from "../../domain/apps/access.ts";
+import type { AppRole } from "../../domain/access/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { UUID } from "../../domain/ids.ts";
 import { apiError } from "../../errors/index.ts";

@@ -2,8 +2,8 @@ import type { McpRequestContext, McpServer } from "@modelcontextprotocol/server"
 import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import type { AppRole } from "../../domain/apps/access.ts";
-import { toolNames, visibleOperations } from "../../domain/apps/operations-view.ts";
+import type { AppRole } from "../../domain/access/access.ts";
+import { toolNames, visibleOperations } from "../../domain/access/operations-view.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import type { App } from "../../http/types.ts";
 import { answerMcp, mcpBodyErrors, mcpCaller, refuseSessionMethods, type McpCaller } from "./http.ts";

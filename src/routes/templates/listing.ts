@@ -1,7 +1,7 @@
 import multipart from "@fastify/multipart";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import { ASSET_MAX_BYTES, assetTooLarge } from "../../domain/web/assets.ts";
+import { ASSET_MAX_BYTES, assetTooLarge } from "../../domain/app-page/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { requireUser } from "../../http/auth.ts";
 import { readUpload } from "../../http/multipart.ts";

@@ -1,7 +1,7 @@
 import { iso } from "../../../config/clock.ts";
 import type { ListedApp } from "../../../domain/apps/listing.ts";
 import type { AppRecord } from "../../../domain/apps/queries.ts";
-import type { AppRole } from "../../../domain/apps/access.ts";
+import type { AppRole } from "../../../domain/access/access.ts";
 import { html, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";
 import { signInForm } from "../common.ts";

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from "kysely";
-import type { Database } from "./schema/index.ts";
+import type { Database } from "../schema/index.ts";
 
 /** At most this long between a lagging commit and the WAL sync that makes it durable. */
 export const SYNC_WITHIN_MS = 1000;

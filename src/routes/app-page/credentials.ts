@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
-import { can, requirePermission } from "../../domain/apps/access.ts";
+import { can, requirePermission } from "../../domain/access/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Principal } from "../../http/auth.ts";

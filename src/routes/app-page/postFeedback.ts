@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import { FEEDBACK_WIRE_MAX_BYTES } from "../../domain/web/feedback.ts";
+import { FEEDBACK_WIRE_MAX_BYTES } from "../../domain/app-page/feedback.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";

@@ -1,4 +1,4 @@
-import { deepFreeze } from "./stamped-cache.ts";
+import { deepFreeze } from "../caches/stamped-cache.ts";
 import { TurnQueue } from "./turn-queue.ts";
 
 /**

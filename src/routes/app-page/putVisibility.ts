@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import { VISIBILITIES } from "../../domain/apps/access.ts";
+import { VISIBILITIES } from "../../domain/access/access.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";

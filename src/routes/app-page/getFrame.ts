@@ -1,4 +1,4 @@
-import { requirePermission } from "../../domain/apps/access.ts";
+import { requirePermission } from "../../domain/access/access.ts";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { apiError, ApiError } from "../../errors/index.ts";

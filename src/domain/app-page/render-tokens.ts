@@ -3,7 +3,7 @@ import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import type { Dialect } from "../../store/dialect.ts";
 import type { Database } from "../../store/index.ts";
 import { lockKey } from "../../store/locks.ts";
-import { KeyedTurns } from "../keyed-turns.ts";
+import { KeyedTurns } from "../../store/index.ts";
 import type { IssuedToken, Tokens } from "../tokens/tokens.ts";
 import { VisitorTokens } from "./visitor-tokens.ts";
 

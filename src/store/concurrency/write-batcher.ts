@@ -1,7 +1,7 @@
 import type { Transaction } from "kysely";
-import { ApiError } from "../errors/index.ts";
-import type { Store } from "./open.ts";
-import type { Database } from "./schema/index.ts";
+import { ApiError } from "../../errors/index.ts";
+import type { Store } from "../open.ts";
+import type { Database } from "../schema/index.ts";
 
 type Work = (trx: Transaction<Database>) => Promise<void>;
 

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
-import type { Dialect } from "./dialect.ts";
-import type { Database } from "./schema/index.ts";
+import type { Dialect } from "../dialect.ts";
+import type { Database } from "../schema/index.ts";
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
 interface Job {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
-import { can } from "../../domain/apps/access.ts";
+import { can } from "../../domain/access/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";

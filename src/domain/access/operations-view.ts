@@ -1,6 +1,6 @@
 import type { AppRole } from "./access.ts";
-import type { LiteralValue } from "./manifest.ts";
-import type { Manifest } from "./manifest-types.ts";
+import type { LiteralValue } from "../source/manifest.ts";
+import type { Manifest } from "../source/manifest-types.ts";
 
 /** One operation as describe, agent.json and per-app MCP show it. */
 export interface OperationView {

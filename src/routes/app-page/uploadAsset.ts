@@ -1,7 +1,7 @@
 import multipart from "@fastify/multipart";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/web/assets.ts";
+import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/app-page/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
 import { readUpload } from "../../http/multipart.ts";
