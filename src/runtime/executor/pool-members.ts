@@ -1,7 +1,8 @@
 import type { ExecutorChannel } from "./channel.ts";
-import type { IsolateTable } from "./isolates.ts";
+import { IsolateTable } from "./isolates.ts";
 import type { WorkerdProcess } from "./process.ts";
 import type { Trial } from "./trials.ts";
+import { ExecutorFault, type ExecutorCall, type FaultReason, type Lane } from "./types.ts";
 
 // What the executor pool (pool.ts) knows about each of its processes and slots, and the
 // judgments its watchdog makes from that alone: the CPU budget, who is a suspect after a fault,
@@ -165,4 +166,66 @@ export function fnv1a(text: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash >>> 0;
+}
+
+/** A process just started, with its first channel; a fault fails every call waiting on its channels at once. */
+export function newMember(proc: WorkerdProcess, channel: ExecutorChannel): Member {
+  const abort = new AbortController();
+  const member: Member = {
+    background: new BackgroundWork(),
+    proc,
+    channel,
+    channels: new Set([channel]),
+    evictions: 0,
+    calls: 0,
+    rotating: false,
+    lastDone: performance.now(),
+    abort,
+    inflight: new Set(),
+    isolates: new IsolateTable(),
+    ran: new Map(),
+    healthyAt: performance.now(),
+    cpuMark: null,
+    progressed: false,
+    faulted: false,
+    retiring: false,
+    pinging: false,
+    cpuLast: null,
+  };
+  abort.signal.addEventListener("abort", () => {
+    for (const open of member.channels) open.fail(abort.signal.reason);
+  });
+  return member;
+}
+
+/** What a process's channel tells the pool: its close (a fault), binding calls (progress), background work. */
+export function watchChannel(member: Member, channel: ExecutorChannel, on: { fault: () => void; live: (invocation: string) => boolean }): void {
+  // The supervisor dropped the channel while the process lives on: restart it all the same.
+  channel.onClose = on.fault;
+  // A binding call of a call still running: its code is yielding, so the process is working.
+  // (A finished invocation's calls are refused, and a loop of refusals is no progress.)
+  channel.onBinding = (invocation) => {
+    if (on.live(invocation)) member.progressed = true;
+  };
+  channel.onBackground = (key, appId, pending, seq) => member.background.report(key, appId, pending, seq);
+}
+
+export const FAULT_MESSAGES: Partial<Record<FaultReason, string>> = {
+  hung: "the executor stopped answering (a call ran away) and was restarted",
+  cpu: "the executor ran past its CPU budget (a call or its background work ran away) and was restarted",
+  memory: "the executor passed its memory ceiling and was restarted",
+};
+
+/** Lane slots named `${prefix}claimed-0` …; a free lane of 0 shares the claimed one. */
+export function lanesOf(prefix: string, size: number, freeSize: number): Record<Lane, Slot[]> {
+  const claimed = Array.from({ length: size }, (_, i) => newSlot(`${prefix}claimed-${i}`));
+  return { claimed, free: freeSize === 0 ? claimed : Array.from({ length: freeSize }, (_, i) => newSlot(`${prefix}free-${i}`)) };
+}
+
+const RETRIED_FAULTS: ReadonlySet<FaultReason> = new Set(["crashed", "hung", "cpu", "memory"]);
+
+/** A read op's call failed with a process that someone else's fault took down: worth one more try. */
+export function caughtIn(call: ExecutorCall, error: unknown): boolean {
+  if (call.access !== "read" || call.warm === true || !(error instanceof ExecutorFault)) return false;
+  return error.execution === "may_have_run" && RETRIED_FAULTS.has(error.reason) && error.charged !== undefined && !error.charged.has(call.appId);
 }

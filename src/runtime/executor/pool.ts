@@ -1,9 +1,9 @@
 import type { Clock } from "../../config/clock.ts";
 import { ChannelError, ExecutorChannel } from "./channel.ts";
-import type { ExecutorTuning } from "./tuning.ts";
+import type { PoolTuning } from "./tuning.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
-import { buildOf, IsolateTable } from "./isolates.ts";
+import { buildOf } from "./isolates.ts";
 import type { MemoryCeiling } from "./memory-ceiling.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import { Court } from "./court.ts";
@@ -12,28 +12,7 @@ import type { Quarantine } from "./quarantine.ts";
 import type { Trial } from "./trials.ts";
 import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane } from "./types.ts";
 import { Verdicts } from "./verdicts.ts";
-import { BackgroundWork, newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, type Inflight, type Member, type Slot } from "./pool-members.ts";
-
-/** The pool's share of the executor's tuning (see ExecutorTuning for what each knob means). */
-type PoolTuning = Pick<
-  ExecutorTuning,
-  | "pingIntervalMs"
-  | "pingTimeoutMs"
-  | "cpuBudgetMs"
-  | "memoryMaxBytes"
-  | "backgroundWindowMs"
-  | "probationMs"
-  | "probationProcesses"
-  | "callsToGraduate"
-  | "convictionWindowMs"
-  | "maxIsolatesPerProcess"
-  | "isolateIdleMs"
-  | "evictionsPerTick"
-  | "rssHighWaterBytes"
-  | "drainMs"
-  | "channelRotateEvictions"
-  | "channelRotateCalls"
->;
+import { caughtIn, FAULT_MESSAGES, lanesOf, newMember, newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, watchChannel, type Inflight, type Member, type Slot } from "./pool-members.ts";
 
 export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
   /** Processes per lane; a free lane of 0 runs free apps with the claimed ones. */
@@ -332,33 +311,8 @@ export class ExecutorPool {
       proc.kill();
       throw error;
     }
-    const abort = new AbortController();
-    const member: Member = {
-      background: new BackgroundWork(),
-      proc,
-      channel,
-      channels: new Set([channel]),
-      evictions: 0,
-      calls: 0,
-      rotating: false,
-      lastDone: performance.now(),
-      abort,
-      inflight: new Set(),
-      isolates: new IsolateTable(),
-      ran: new Map(),
-      healthyAt: performance.now(),
-      cpuMark: null,
-      progressed: false,
-      faulted: false,
-      retiring: false,
-      pinging: false,
-      cpuLast: null,
-    };
+    const member = newMember(proc, channel);
     this.watch(slot, member, channel);
-    // A fault fails every call waiting on the process's channels at once.
-    abort.signal.addEventListener("abort", () => {
-      for (const channel of member.channels) channel.fail(abort.signal.reason);
-    });
     this.members.add(member);
     proc.onExit = () => {
       this.members.delete(member);
@@ -376,16 +330,7 @@ export class ExecutorPool {
   }
 
   private watch(slot: Slot, member: Member, channel: ExecutorChannel): void {
-    // The supervisor dropped the channel while the process lives on: restart it all the same.
-    channel.onClose = () => {
-      if (!this.closed) this.fault(slot, member, "crashed");
-    };
-    // A binding call of a call still running: its code is yielding, so the process is working.
-    // (A finished invocation's calls are refused, and a loop of refusals is no progress.)
-    channel.onBinding = (invocation) => {
-      if (this.o.live(invocation)) member.progressed = true;
-    };
-    channel.onBackground = (key, appId, pending, seq) => member.background.report(key, appId, pending, seq);
+    watchChannel(member, channel, { fault: () => !this.closed && this.fault(slot, member, "crashed"), live: this.o.live });
   }
 
   /**
@@ -533,24 +478,4 @@ export class ExecutorPool {
       },
     );
   }
-}
-
-const FAULT_MESSAGES: Partial<Record<FaultReason, string>> = {
-  hung: "the executor stopped answering (a call ran away) and was restarted",
-  cpu: "the executor ran past its CPU budget (a call or its background work ran away) and was restarted",
-  memory: "the executor passed its memory ceiling and was restarted",
-};
-
-/** Lane slots named `${prefix}claimed-0` …; a free lane of 0 shares the claimed one. */
-function lanesOf(prefix: string, size: number, freeSize: number): Record<Lane, Slot[]> {
-  const claimed = Array.from({ length: size }, (_, i) => newSlot(`${prefix}claimed-${i}`));
-  return { claimed, free: freeSize === 0 ? claimed : Array.from({ length: freeSize }, (_, i) => newSlot(`${prefix}free-${i}`)) };
-}
-
-const RETRIED_FAULTS: ReadonlySet<FaultReason> = new Set(["crashed", "hung", "cpu", "memory"]);
-
-/** A read op's call failed with a process that someone else's fault took down: worth one more try. */
-function caughtIn(call: ExecutorCall, error: unknown): boolean {
-  if (call.access !== "read" || call.warm === true || !(error instanceof ExecutorFault)) return false;
-  return error.execution === "may_have_run" && RETRIED_FAULTS.has(error.reason) && error.charged !== undefined && !error.charged.has(call.appId);
 }

@@ -66,3 +66,24 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   gcEveryCalls: 1000,
   gcMinIntervalMs: 2000,
 };
+
+/** The pool's share of the executor's tuning (see ExecutorTuning for what each knob means). */
+export type PoolTuning = Pick<
+  ExecutorTuning,
+  | "pingIntervalMs"
+  | "pingTimeoutMs"
+  | "cpuBudgetMs"
+  | "memoryMaxBytes"
+  | "backgroundWindowMs"
+  | "probationMs"
+  | "probationProcesses"
+  | "callsToGraduate"
+  | "convictionWindowMs"
+  | "maxIsolatesPerProcess"
+  | "isolateIdleMs"
+  | "evictionsPerTick"
+  | "rssHighWaterBytes"
+  | "drainMs"
+  | "channelRotateEvictions"
+  | "channelRotateCalls"
+>;
