@@ -4,7 +4,7 @@
 const LAYERS = [
   ["errors"],
   ["config"],
-  ["lib", "schemas"],
+  ["lib", "schemas", "metrics"],
   ["store", "blobs", "offthread"],
   ["runtime"],
   ["domain"],

@@ -39,6 +39,12 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     // processes is news at most; faults, acquittals, recycles and failed starts are not.
     if (event.type === "channel_rotated" || event.type === "evicted") ctx.log.debug({ executor: event }, `executor ${event.type}`);
     else if (event.type === "graduated") ctx.log.info({ executor: event }, `executor ${event.type}`);
+    else if (event.type === "fault") {
+      ctx.metrics?.executorFault(event.reason, event.quarantined !== null);
+      // One line per request caught in it, with that request's id, beside the process's line.
+      for (const reqId of event.requests) ctx.log.warn({ reqId, executor: { type: "fault", slot: event.slot, reason: event.reason } }, "executor fault failed this request's op call");
+      ctx.log.warn({ executor: event }, `executor ${event.type}`);
+    }
     else ctx.log.warn({ executor: event }, `executor ${event.type}`);
   };
   registerRoutes(http, ctx);

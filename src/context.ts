@@ -48,6 +48,7 @@ import { pgLiveTransport } from "./domain/events/pg-transport.ts";
 import { PgNotifier } from "./store/notify.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
+import { Metrics } from "./metrics/metrics.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import { StreamQuota } from "./http/stream-quota.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
@@ -89,6 +90,20 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
   const secrets = new Secrets(db, clock, secretsKey);
   const users = new Users(db, clock);
+  const scheduler = new Scheduler(db, clock, log);
+  const streams = new StreamQuota();
+  // Kept only where someone may read them (METRICS_TOKEN set); the executor's counts come from it once started.
+  let census: (() => { processes: Record<string, number>; isolates: number }) | null = null;
+  const metrics =
+    deps.config.metricsToken === null
+      ? null
+      : new Metrics({
+          executor: () => census?.() ?? { processes: {}, isolates: 0 },
+          builds: () => buildsByState(db),
+          schedulerLagMs: () => scheduler.lagMs,
+          storePool: () => deps.store.pool?.() ?? null,
+          openStreams: () => streams.count,
+        });
   // Before anything starts processes or connections: a bucket that cannot be reached fails here.
   const blobs = await openBlobStore(deps.config.blobStore);
   const live = new LiveEvents();
@@ -114,11 +129,13 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     diag,
     activity,
     counts: callCounts,
+    ...(metrics === null ? {} : { metrics }),
     redactorFor: async (appId) => secretRedactor(await secretsSource.forApp(appId)),
     ...(deps.executorTuning === undefined ? {} : { tuning: deps.executorTuning }),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
   });
   const { storage, operations, executor } = runtime;
+  census = () => executor.pool.census();
   storage.onKvChange((appId, key) => live.dataChanged(appId, key));
   const pairings = new Pairings(db, clock, tokens, deps.config);
   const targets = new Targets(users, secrets, clock);
@@ -215,7 +232,8 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     executor,
     operations,
     log,
-    scheduler: new Scheduler(db, clock, log),
+    scheduler,
+    metrics,
     config: deps.config,
     clock,
     store: deps.store,
@@ -228,12 +246,18 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     limiter: new RateLimiter(clock),
     apps,
     live,
-    streams: new StreamQuota(),
+    streams,
     renderTokens: new RenderTokens(db, deps.store.dialect, clock, tokens),
     assets,
     feedback: new Feedback(db, clock),
     feedbackReplies: new FeedbackReplies(db, mailer),
   };
+}
+
+/** Builds by state, for the metrics (a scrape's query, never a hot path's). */
+async function buildsByState(db: Kysely<Database>): Promise<Record<string, number>> {
+  const rows = await db.selectFrom("builds").select((eb) => ["state", eb.fn.countAll().as("n")]).groupBy("state").execute();
+  return Object.fromEntries(rows.map((row) => [row.state, Number(row.n)]));
 }
 
 /** Secrets belong to (owner, manifest id); an unclaimed app has none, and neither has one gone. */

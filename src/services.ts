@@ -34,6 +34,7 @@ import type { RenderTokens } from "./domain/app-page/render-tokens.ts";
 import type { WebhookDelivery } from "./domain/webhooks/delivery.ts";
 import type { Webhooks } from "./domain/webhooks/webhooks.ts";
 import type { RateLimiter } from "./http/rate-limit/index.ts";
+import type { Metrics } from "./metrics/metrics.ts";
 import type { StreamQuota } from "./http/stream-quota.ts";
 import type { AppStorage, Operations, Runtime } from "./runtime/index.ts";
 import type { Scheduler } from "./scheduler/scheduler.ts";
@@ -85,6 +86,8 @@ export interface Services {
   deliveries: WebhookDelivery;
   /** Live app events (revision, KV data) for `GET /app/{id}/events`. */
   live: LiveEvents;
+  /** Prometheus metrics of this instance, or null when METRICS_TOKEN is unset (none are kept). */
+  metrics: Metrics | null;
   /** Places for open event streams (per process). */
   streams: StreamQuota;
   /** Render tokens of app pages: minting, rotation, refresh. */

@@ -32,6 +32,8 @@ export interface Config {
   secretsKey: string | null;
   /** Log level for pino. */
   logLevel: string;
+  /** METRICS_TOKEN: the bearer token `GET /metrics` asks for; unset, there are no metrics at all. */
+  metricsToken: string | null;
   /** LOG_FORMAT: `json` lines, `pretty` for people, or `auto` (pretty on a terminal, JSON otherwise). */
   logFormat: "auto" | "json" | "pretty";
   /**
@@ -106,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKey,
     logLevel: env.LOG_LEVEL ?? "info",
     logFormat: oneOf(env, "LOG_FORMAT", ["auto", "json", "pretty"], "auto"),
+    metricsToken: nonEmpty(env.METRICS_TOKEN),
     npm: {
       registryUrl: registryUrl(nonEmpty(env.NPM_REGISTRY_URL) ?? "https://registry.npmjs.org/"),
       token: nonEmpty(env.NPM_TOKEN),

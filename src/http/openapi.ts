@@ -24,6 +24,7 @@ export async function installOpenApi(app: App, baseUrl: string): Promise<void> {
           renderToken: { type: "http", scheme: "bearer", description: "svc_render_… token minted when an app page renders" },
           queryRenderToken: { type: "apiKey", in: "query", name: "t", description: "query render token for app loads" },
           hookSecret: { type: "http", scheme: "bearer", description: "svc_hook_… webhook secret (or ?key=)" },
+          metricsToken: { type: "http", scheme: "bearer", description: "METRICS_TOKEN, for GET /metrics" },
           session: { type: "apiKey", in: "cookie", name: "svc_session", description: "browser session (__Host-svc_session over https)" },
           claimCookie: { type: "apiKey", in: "cookie", name: "svc_claim_{id}", description: "the app token held by the browser that opened the claim link (assets only)" },
         },

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logger } from "pino";
 import type { Config } from "../config/config.ts";
 import type { AuthDeps } from "./auth.ts";
+import { routeFamily, type Metrics } from "../metrics/metrics.ts";
 import { installFrameCors } from "./cors.ts";
 import { installRequestLog } from "./logging.ts";
 import { LazyRequestLogger } from "./request-logger.ts";
@@ -36,6 +37,21 @@ function trustProxyOption(trust: false | number | string[]): boolean | string[] 
 export interface ServerDeps extends AuthDeps {
   log: Logger;
   config: Pick<Config, "baseUrl" | "trustProxy">;
+  /** Where each answered request is counted, when metrics are kept. */
+  metrics: Metrics | null;
+}
+
+// A caller's own id for its request, as it may send it: printable ASCII, no spaces, bounded.
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The request's id: the X-Request-Id it came with (a proxy's or a client's, so one id follows a
+ * request through every hop), when it is a printable token of at most 128 characters; else ours.
+ * Echoed in the answer, on every log line of the request, and carried into the op call it makes.
+ */
+function requestIdOf(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const sent = request.headers["x-request-id"];
+  return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : randomUUID();
 }
 
 export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes: RouteList; fairShare: FairShare }> {
@@ -43,7 +59,7 @@ export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes:
   const baseLogger: FastifyBaseLogger = ctx.log;
   const app = Fastify({
     loggerInstance: baseLogger,
-    genReqId: () => randomUUID(),
+    genReqId: requestIdOf,
     childLoggerFactory: LazyRequestLogger.factory,
     // Our own request line instead (installRequestLog).
     logController: new LogController({ disableRequestLogging: true }),
@@ -61,6 +77,14 @@ export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes:
 
   app.setValidatorCompiler(lazyValidators(validatorCompiler()));
   installRequestLog(app, ctx.log);
+  const { metrics } = ctx;
+  if (metrics !== null) {
+    // Counted as answered; no await, no store write on the way (DECISIONS §16).
+    app.addHook("onResponse", (request, reply, done) => {
+      metrics.httpRequest(routeFamily(request.routeOptions.url), request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
   installErrorHandler(app);
   const routes = installNotFound(app);
   app.addSchema(ErrorEnvelope);

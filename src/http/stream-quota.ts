@@ -23,6 +23,11 @@ export class StreamQuota {
     readonly inAll = Math.min(STREAMS_IN_ALL_MAX, Math.floor(openFilesLimit() / 2)),
   ) {}
 
+  /** Streams open now. */
+  get count(): number {
+    return this.open;
+  }
+
   /** Takes a place for one of `holder`'s streams, or throws; the returned function gives it back (once). */
   take(holder: string): () => void {
     const mine = this.held.get(holder) ?? 0;

@@ -29,6 +29,7 @@ import pollPairing from "./pair/pollPairing.ts";
 import redirectPairStart from "./pair/redirectPairStart.ts";
 import startPairing from "./pair/startPairing.ts";
 import healthz from "./system/healthz.ts";
+import metrics from "./system/metrics.ts";
 import openapi from "./system/openapi.ts";
 import createToken from "./tokens/createToken.ts";
 import deleteToken from "./tokens/deleteToken.ts";
@@ -71,6 +72,7 @@ type RouteModule = (app: App, ctx: Services) => void;
 /** Every public route, one file each. A new route is one import and one entry here. */
 const routes: RouteModule[] = [
   healthz,
+  metrics,
   openapi,
   signup,
   resendVerification,

@@ -6,7 +6,7 @@ import type { PoolEvent } from "./executor/pool.ts";
 import type { CodeSource } from "./executor/types.ts";
 import type { EgressConfig } from "./executor/workerd-config.ts";
 import { Operations, OPERATION_DEADLINE_MS } from "./operations/operations.ts";
-import type { ActivitySink, CallCountSink, DiagSink } from "./ports.ts";
+import type { ActivitySink, CallCountSink, DiagSink, OpCallSink } from "./ports.ts";
 import { AppStorage } from "./storage/storage.ts";
 
 // The runtime: what runs app code and keeps its data. The executor (workerd processes, the
@@ -23,7 +23,7 @@ export { appCode } from "./operations/app-code.ts";
 export { OPERATION_DEADLINE_MS, SLOT_WAIT_MS, type AppRecord, type OperationCall, type Role, type Trigger } from "./operations/operations.ts";
 export type { Operations } from "./operations/operations.ts";
 export { RouteSchemas } from "./operations/schemas.ts";
-export type { ActivitySink, CallCountSink, DiagSink, RuntimeManifest } from "./ports.ts";
+export type { ActivitySink, CallCountSink, DiagSink, OpCallSink, RuntimeManifest } from "./ports.ts";
 export { APP_CAP_BYTES, KEY_CAP_BYTES, MiB, VALUE_CAP_BYTES, type ListOptions, type ListPage } from "./storage/limits.ts";
 export type { AppStorage, KvWrite, StoredBlob } from "./storage/index.ts";
 
@@ -42,6 +42,8 @@ export interface RuntimeDeps {
   diag: DiagSink & LogSink;
   activity: ActivitySink;
   counts: CallCountSink;
+  /** Each op call's outcome, for the metrics (none kept when omitted). */
+  metrics?: OpCallSink;
   /** Scrubs an app's secret values from failure text before it is returned or recorded. */
   redactorFor: (appId: string) => Promise<(text: string) => string>;
   tuning?: Partial<ExecutorTuning>;
@@ -77,6 +79,6 @@ export async function createRuntime(deps: RuntimeDeps): Promise<Runtime> {
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
   });
-  const operations = new Operations(executor, deps.diag, deps.activity, deps.clock, deps.baseUrl, OPERATION_DEADLINE_MS, deps.redactorFor, deps.counts);
+  const operations = new Operations(executor, deps.diag, deps.activity, deps.clock, deps.baseUrl, OPERATION_DEADLINE_MS, deps.redactorFor, deps.counts, deps.metrics ?? null);
   return { operations, storage, executor, close: () => executor.close() };
 }

@@ -20,6 +20,11 @@ export interface CallCountSink {
   count(appId: string, failed: boolean): void;
 }
 
+/** Each op call's outcome (`ok`, or the error kind it answered), for the metrics. */
+export interface OpCallSink {
+  opCall(outcome: string): void;
+}
+
 /** The manifest fields the runtime reads of an app's active revision. */
 export interface RuntimeManifest {
   routes: Record<string, RouteSpec>;

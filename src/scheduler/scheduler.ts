@@ -30,6 +30,9 @@ export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private started = false;
   private running: Promise<void> | null = null;
+  /** When the period the timer waits for opens, and how late the last wake-up for one was. */
+  private dueAt: number | null = null;
+  private lastLagMs = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -39,6 +42,11 @@ export class Scheduler {
 
   add(job: Job): void {
     this.jobs.push(job);
+  }
+
+  /** How late the scheduler last woke for a period that had opened (ms): a busy process wakes late. */
+  get lagMs(): number {
+    return this.lastLagMs;
   }
 
   /** Claims and runs every job whose period has opened; returns the names that ran here. */
@@ -69,11 +77,16 @@ export class Scheduler {
     const run = () => {
       this.timer = null;
       let delay = intervalMs;
+      const now = this.clock.now();
+      if (this.dueAt !== null && this.dueAt <= now) this.lastLagMs = now - this.dueAt;
+      this.dueAt = null;
       this.running = this.tick()
         .then(() => this.nextOpening())
         .then((opening) => {
           // A little jitter so instances woken by the same opening do not all race for it.
           if (opening !== null) delay = Math.min(intervalMs, Math.max(MIN_WAIT_MS, opening - this.clock.now()) + Math.random() * JITTER_MS);
+          // The wake-up is late by what exceeds the wait for the opening plus its jitter's worst.
+          if (opening !== null) this.dueAt = Math.max(opening, this.clock.now()) + JITTER_MS;
         })
         .catch((error: unknown) => this.log.error({ err: error }, "scheduler tick failed"))
         .finally(() => {

@@ -13,6 +13,7 @@ const USAGE = `usage: brickyard <command>
   user create --email E --handle H --password P  create an account
   user plan <handle> <plan>                      set a plan: ${PLANS.join(", ")}
   token mint <handle> [--name N] [--days 1..7]   mint a user token and print it
+  backup <dir>                                   copy a running SQLite instance into a new folder
 
 Configuration comes from the environment; see README.md.`;
 
@@ -40,6 +41,9 @@ export async function main(argv: string[]): Promise<number> {
       case "token":
         if (sub === "mint") return await tokenMint(config, rest);
         break;
+      case "backup":
+        if (sub !== undefined) return await backupCommand(config, sub);
+        break;
       case "help":
       case "--help":
         console.log(USAGE);
@@ -64,6 +68,20 @@ async function withStore(config: Config, work: (store: Store) => Promise<void>):
     return 0;
   } finally {
     await store.close();
+  }
+}
+
+async function backupCommand(config: Config, target: string): Promise<number> {
+  const { backup, BackupRefused } = await import("./backup.ts");
+  try {
+    const report = await backup(config, target);
+    console.log(`backed up ${config.dataDir} into ${target}: the database (${report.database})` + (report.blobs === null ? "; blobs are in the bucket" : `, ${report.blobs} blob files`) + (report.secretsKey ? ", the secrets key" : "; SECRETS_KEY is set in the environment: keep it with the backup"));
+    console.log(`start from it with DATA_DIR=${target} brickyard serve`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof BackupRefused)) throw error;
+    console.error(`brickyard backup: ${error.message}`);
+    return 1;
   }
 }
 

@@ -15,6 +15,8 @@ export interface Store {
   dialect: Dialect;
   /** SQLite: moves when a row a hot-path read (an op call's app, a delivery's webhook) joins may have changed. */
   watch?: WriteWatch;
+  /** PostgreSQL: the connection pool's counts now (metrics); SQLite has one connection and no pool. */
+  pool?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -47,7 +49,7 @@ export function openStore(options: StoreOptions): Store {
     // The next query simply opens a new connection, so there is nothing more to do here.
     pool.on("error", () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.prepare === false ? pool : withNamedStatements(pool) }), ...(options.log === undefined ? {} : { log: options.log }) });
-    return { db, dialect: "postgres", close: () => db.destroy() };
+    return { db, dialect: "postgres", pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }), close: () => db.destroy() };
   }
   // A new data directory is this user's alone (an existing one keeps the mode its owner chose).
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });

@@ -25,8 +25,8 @@ export class AppRunner {
   ) {}
 
   /** As a caller the route has already authorized. Returns the op's `value` or throws. */
-  async call(app: StoredApp, caller: { role: Role; userId: string | null }, op: string, input: unknown, trigger: Trigger): Promise<unknown> {
-    return this.operations.call({ app: await this.target(app), ...caller, op, input, trigger });
+  async call(app: StoredApp, caller: { role: Role; userId: string | null }, op: string, input: unknown, trigger: Trigger, requestId?: string): Promise<unknown> {
+    return this.operations.call({ app: await this.target(app), ...caller, op, input, trigger, ...(requestId === undefined ? {} : { requestId }) });
   }
 
   /** As the app itself (role `app`, no user): routine ticks and webhook deliveries (which have read the app already). */
@@ -37,9 +37,11 @@ export class AppRunner {
     trigger: Extract<Trigger, "routine" | "webhook">,
     headers: Record<string, string> = {},
     onWaited?: () => void,
+    requestId?: string,
   ): Promise<unknown> {
     const app = typeof appOrId === "string" ? await this.apps.mustFind(appOrId) : appOrId;
-    return this.operations.call({ app: await this.target(app), role: "app", op, input, trigger, userId: null, headers, ...(onWaited === undefined ? {} : { onWaited }) });
+    const extra = { ...(onWaited === undefined ? {} : { onWaited }), ...(requestId === undefined ? {} : { requestId }) };
+    return this.operations.call({ app: await this.target(app), role: "app", op, input, trigger, userId: null, headers, ...extra });
   }
 
   /**

@@ -42,7 +42,7 @@ export default function callOperation(app: App, ctx: Services): void {
         // Shares are rows of their own: looked up only for people, never for app tokens.
         const signedIn = principal?.kind === "user" || (principal?.kind === "render" && principal.userId !== null);
         const caller = operationCaller(principal, record, signedIn ? await ctx.apps.roleOf(principal, record) : null);
-        const value = await ctx.runner.call(record, caller, request.params.operation, request.body, fromToolLayer(request) ? "agent" : "http");
+        const value = await ctx.runner.call(record, caller, request.params.operation, request.body, fromToolLayer(request) ? "agent" : "http", request.id);
         return { ok: true as const, value };
       },
     );

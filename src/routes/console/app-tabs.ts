@@ -93,7 +93,7 @@ export default function appTabs(app: App, ctx: Services): void {
       try {
         const input = parseInput(request.body.input);
         const caller = operationCaller(user(o), o.app, o.role);
-        result = { ok: true, value: await ctx.runner.call(o.app, caller, op, input, "http") };
+        result = { ok: true, value: await ctx.runner.call(o.app, caller, op, input, "http", request.id) };
       } catch (error) {
         // The envelope is what the person asked to see, refusals included.
         if (!(error instanceof ApiError)) throw error;

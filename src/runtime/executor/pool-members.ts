@@ -10,6 +10,8 @@ import { ExecutorFault, type ExecutorCall, type FaultReason, type Lane } from ".
 
 export interface Inflight {
   appId: string;
+  /** The request that asked for the call, when it came over HTTP (X-Request-Id). */
+  requestId?: string;
   startedAt: number;
   /** performance.now() at the start: progress is judged in real time, whatever the clock. */
   since: number;

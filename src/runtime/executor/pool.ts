@@ -29,7 +29,18 @@ export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
 }
 
 export type PoolEvent =
-  | { type: "fault"; slot: string; reason: FaultReason; suspects: string[]; culprit: string | null; sole: boolean; quarantined: string | null; failedCalls: number }
+  | {
+      type: "fault";
+      slot: string;
+      reason: FaultReason;
+      suspects: string[];
+      culprit: string | null;
+      sole: boolean;
+      quarantined: string | null;
+      failedCalls: number;
+      /** The requests of the calls in flight when it went down (X-Request-Id), to find their lines. */
+      requests: string[];
+    }
   | { type: "graduated"; appId: string; revision: number }
   | { type: "acquitted"; slot: string; apps: string[] }
   | { type: "recycle"; slot: string; rssBytes: number }
@@ -178,7 +189,7 @@ export class ExecutorPool {
     // First call of this isolate in this process: send the code along, saving the supervisor a
     // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
     const code = call.staged?.code ?? (adopt !== null || member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null));
-    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now() };
+    const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now(), ...(call.requestId === undefined ? {} : { requestId: call.requestId }) };
     member.inflight.add(entry);
     member.ran.set(call.appId, entry.since);
     member.isolates.begin(key, entry.startedAt, buildOf(call));
@@ -244,6 +255,20 @@ export class ExecutorPool {
         await m.proc.waitForExit();
       }),
     );
+  }
+
+  /** Live processes by what they run, and the isolates they hold (the metrics read it at each scrape). */
+  census(): { processes: Record<string, number>; isolates: number } {
+    const processes: Record<string, number> = {};
+    let isolates = 0;
+    for (const slot of this.slots) {
+      const member = slot.current;
+      if (member === null || member.faulted) continue;
+      const kind = slot.trial !== null ? "trial" : slot.name.replace(/-\d+$/, "");
+      processes[kind] = (processes[kind] ?? 0) + 1;
+      isolates += member.isolates.size;
+    }
+    return { processes, isolates };
   }
 
   /** Total RSS of the live processes, for tests and the density bound. */
@@ -380,10 +405,11 @@ export class ExecutorPool {
     const judgment = this.court.judge(slot.trial, evidence, performance.now(), (appId) => this.firstCalls.untried(appId));
     if (slot.trial !== null) this.trialSlots.delete(slot.trial);
     const failed = member.inflight.size;
+    const requests = [...member.inflight].flatMap((call) => (call.requestId === undefined ? [] : [call.requestId]));
     this.failAll(member, new ExecutorFault(reason, "may_have_run", FAULT_MESSAGES[reason] ?? "the executor process died and was restarted", judgment.charged));
     member.proc.kill();
     const { suspects, culprit, sole, quarantined } = judgment;
-    this.onEvent({ type: "fault", slot: slot.name, reason, suspects, culprit, sole, quarantined, failedCalls: failed });
+    this.onEvent({ type: "fault", slot: slot.name, reason, suspects, culprit, sole, quarantined, failedCalls: failed, requests });
     if (slot.current === member) slot.current = null;
     // A probation process is not restarted: its group's next call starts a process of its own.
     if (!this.closed && slot.trial === null) void this.ensure(slot).catch(() => undefined);

@@ -76,6 +76,8 @@ export interface ExecutorCall {
   ownerId?: string | null;
   /** Wall-clock deadline of the call (30 s for op calls). */
   deadlineMs?: number;
+  /** The request that asked for the call (X-Request-Id): named in the pool's fault events. */
+  requestId?: string;
   /** The op's declared access: a read caught in another app's fault is run once more (pool.ts). */
   access?: "read" | "write";
   /** Bytes of KV writes the op may make without waiting (its invocation's lease); Executor sets it. */

@@ -1,8 +1,8 @@
 import { SECOND, type Clock } from "../../config/clock.ts";
-import { apiError, type ApiError, type Plan } from "../../errors/index.ts";
+import { ApiError, apiError, type Plan } from "../../errors/index.ts";
 import type { Executor } from "../executor/executor.ts";
 import { capabilitiesOf, ExecutorFault, type AppCode, type ExecutorCall, type ExecutorOutcome, type Lane, type RouteSpec } from "../executor/types.ts";
-import type { ActivitySink, CallCountSink, DiagSink } from "../ports.ts";
+import type { ActivitySink, CallCountSink, DiagSink, OpCallSink } from "../ports.ts";
 import type { RedactorSource } from "../../lib/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
 import { checkValue } from "../../schemas/index.ts";
@@ -41,6 +41,8 @@ export interface OperationCall {
   userId: string | null;
   /** Extra `x-svc-*` headers for the app (`x-svc-webhook` on deliveries). */
   headers?: Record<string, string>;
+  /** The request that asked for the call (X-Request-Id): on the app's request, its events and the executor's lines. */
+  requestId?: string;
   /** Called when the run had to wait for a concurrent-run slot (see SLOT_WAIT_MS). */
   onWaited?: () => void;
 }
@@ -80,6 +82,8 @@ export class Operations {
     private readonly redactorFor: RedactorSource = () => Promise.resolve((text) => text),
     /** Counts each call that ran, and whether it failed, for the console's chart. */
     private readonly counts: CallCountSink | null = null,
+    /** Each call's outcome, for the metrics. */
+    private readonly metrics: OpCallSink | null = null,
   ) {
     this.ceilings = new RunCeilings(clock);
   }
@@ -113,6 +117,18 @@ export class Operations {
 
   /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */
   async call(c: OperationCall): Promise<unknown> {
+    if (this.metrics === null) return this.run(c);
+    try {
+      const value = await this.run(c);
+      this.metrics.opCall("ok");
+      return value;
+    } catch (error) {
+      this.metrics.opCall(error instanceof ApiError ? error.kind : "internal_error");
+      throw error;
+    }
+  }
+
+  private async run(c: OperationCall): Promise<unknown> {
     const { app, op } = c;
     const routes = app.manifest.routes ?? {};
     const route = Object.hasOwn(routes, op) ? routes[op] : undefined;
@@ -147,11 +163,13 @@ export class Operations {
           "x-svc-trigger": c.trigger,
           "x-svc-role": c.role,
           ...(c.userId === null ? {} : { "x-svc-user": c.userId }),
+          ...(c.requestId === undefined ? {} : { "x-svc-request": c.requestId }),
           "x-svc-invocation": invocation.id,
         },
         body: JSON.stringify(input),
         deadlineMs: this.deadlineMs,
         access,
+        ...(c.requestId === undefined ? {} : { requestId: c.requestId }),
       });
     } catch (error) {
       this.counts?.count(app.id, true);
@@ -191,6 +209,7 @@ export class Operations {
         trigger: c.trigger,
         outcome: outcome.kind === "threw" ? "threw" : "bad_envelope",
         message,
+        ...(c.requestId === undefined ? {} : { requestId: c.requestId }),
       });
       throw apiError("operation_failed", message, {}, { status: 500 });
     }
@@ -203,6 +222,7 @@ export class Operations {
         op,
         direction: "output",
         problems: problems.join("; "),
+        ...(c.requestId === undefined ? {} : { requestId: c.requestId }),
       });
       throw apiError("invalid_output", `the operation's result does not match its output schema: ${problems.join("; ")}`, { details: { errors: problems } });
     }

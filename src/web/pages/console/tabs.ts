@@ -124,6 +124,12 @@ export const DIAG_LIVE_SCRIPT = `(() => {
   });
 })();`;
 
+/** The request an event's failure came from (X-Request-Id), to find its log lines by. */
+function requestIdOf(event: ActivityEvent): string | null {
+  const id = event.data.requestId;
+  return typeof id === "string" ? id : null;
+}
+
 export function diagnosticsTab(entries: DiagEntry[], activity: ActivityEvent[], filter: SafeHtml): SafeHtml {
   // Oldest first; the page's script appends what arrives while it is open (DIAG_LIVE_SCRIPT).
   return html`<h2>Recent errors and logs</h2>
@@ -131,7 +137,7 @@ export function diagnosticsTab(entries: DiagEntry[], activity: ActivityEvent[], 
 <ul class="rows" id="diag-list" aria-live="polite">${[...entries].reverse().map((e) => html`<li><div><span class="muted">${e.ts} · ${e.source}</span><pre>${e.message}${e.stack !== "" && `\n${e.stack}`}</pre></div></li>`)}</ul>
 <h2>Activity</h2>
 ${filter}
-${activity.length === 0 ? html`<p>No events.</p>` : html`<ul class="rows">${activity.map((a) => html`<li><div><span class="muted">${a.ts} · ${a.kind} · revision ${a.revision}</span> ${a.summary}</div></li>`)}</ul>`}`;
+${activity.length === 0 ? html`<p>No events.</p>` : html`<ul class="rows">${activity.map((a) => html`<li><div><span class="muted">${a.ts} · ${a.kind} · revision ${a.revision}${requestIdOf(a) === null ? "" : html` · request <code>${requestIdOf(a) ?? ""}</code>`}</span> ${a.summary}</div></li>`)}</ul>`}`;
 }
 
 export function sourceTab(source: { revision: number; module: string; ui: string | null; styles: string | null }): SafeHtml {

@@ -1,0 +1,67 @@
+import { copyFile, cp, mkdir, readdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { Config } from "../config/config.ts";
+import { KEY_FILE } from "../domain/secrets/key.ts";
+
+/** What a backup wrote, for the command to print. */
+export interface BackupReport {
+  database: string;
+  /** Blob files copied, or null when they live in a bucket (its own versioning keeps them). */
+  blobs: number | null;
+  secretsKey: boolean;
+}
+
+/** The whole of SQLite's backup in one step: a page count larger than any database. */
+const ALL_PAGES = 0x7fffffff;
+
+/**
+ * `brickyard backup <dir>` (DECISIONS §16): a consistent copy of a running SQLite instance that
+ * `brickyard serve` with DATA_DIR=<dir> starts from as it is. In order:
+ * 1. the database, by SQLite's online backup API (better-sqlite3) in one step: it reads a
+ *    snapshot while the server goes on writing (WAL), and a write between steps would restart it;
+ * 2. the blob files: every blob a row of that snapshot names was written before its row
+ *    committed, so it is there (files written since are extra, and harmless);
+ * 3. the secrets key, without which the secrets in the copy cannot be read.
+ * On PostgreSQL there is nothing of ours to copy: it says what to use instead (pg_dump, the
+ * bucket's versioning) and fails, so a script that meant to back up does not think it did.
+ */
+export async function backup(config: Config, target: string): Promise<BackupReport> {
+  if (config.databaseUrl !== null) {
+    throw new BackupRefused(
+      "this instance keeps its data in PostgreSQL: back it up with pg_dump (or your provider's snapshots), and its blobs with the bucket's own versioning or replication; SECRETS_KEY must be kept with them",
+    );
+  }
+  const source = join(config.dataDir, "brickyard.db");
+  if (!existsSync(source)) throw new BackupRefused(`no database at ${source}: is DATA_DIR the running instance's?`);
+  if (existsSync(target) && (await readdir(target)).length > 0) throw new BackupRefused(`${target} is not empty: a backup goes into a new folder`);
+  await mkdir(target, { recursive: true, mode: 0o700 });
+  const database = join(target, "brickyard.db");
+  const db = new Database(source, { readonly: true, fileMustExist: true });
+  try {
+    await db.backup(database, { progress: () => ALL_PAGES });
+  } finally {
+    db.close();
+  }
+  let blobs: number | null = null;
+  if (config.blobStore.kind === "files") {
+    // Where DATA_DIR keeps them when BLOB_STORE is unset, wherever they were: start the copy without BLOB_STORE.
+    const from = config.blobStore.root;
+    blobs = existsSync(from) ? await copyTree(from, join(target, "blobs")) : 0;
+  }
+  let secretsKey = false;
+  if (config.secretsKey === null && existsSync(join(config.dataDir, KEY_FILE))) {
+    await copyFile(join(config.dataDir, KEY_FILE), join(target, KEY_FILE));
+    secretsKey = true;
+  }
+  return { database, blobs, secretsKey };
+}
+
+/** The backup was not taken, for a reason the operator can act on. */
+export class BackupRefused extends Error {}
+
+async function copyTree(from: string, to: string): Promise<number> {
+  await cp(from, to, { recursive: true, errorOnExist: false, force: true });
+  return (await readdir(to, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).length;
+}
