@@ -194,6 +194,8 @@ async function main(): Promise<void> {
   const fresh = await freshIsolates(dir, trivialApp("bench-fresh"));
   const fastify = await bareFastify();
   const sqlite = await brickyard(join(dir, "sqlite"), null);
+  // The same, keeping metrics (METRICS_TOKEN set): its op calls against the row above's are metrics/off.
+  const measured = await brickyard(join(dir, "sqlite-metrics"), null, { METRICS_TOKEN: "bench" });
   const postgres = database === null ? null : await brickyard(join(dir, "postgres"), database.url);
   // The spec's rate limits (webhook deliveries per address and per webhook, anonymous creates per
   // address) and the plan's runs per minute (30,000 on enterprise, which one app's rows pass in
@@ -201,13 +203,14 @@ async function main(): Promise<void> {
   // request on the full path, checks included. (At 10 ms, creates at ~1,400/s now and then filled
   // the 30 anonymous creates of one address between two refills.)
   const refill = setInterval(() => {
-    for (const server of [sqlite, postgres]) {
+    for (const server of [sqlite, measured, postgres]) {
       server?.built.ctx.limiter.reset();
       server?.built.ctx.operations.resetRunWindows();
     }
   }, 2);
   try {
     const token = await benchUser(sqlite);
+    const measuredToken = await benchUser(measured);
     const echoId = await createApp(sqlite, token, ECHO_APP);
     const hook = await call(`${sqlite.url}/api/v1/apps/${echoId}/webhooks`, "POST", token, { op: "echo" });
     const { id: hookId, secret } = (hook.json.webhook ?? {}) as { id: string; secret: string };
@@ -218,6 +221,7 @@ async function main(): Promise<void> {
       ceiling: workerdRow(ceiling),
       preset: workerdRow(preset),
       http: { targets: [httpTarget], pids: () => sqlite.built.ctx.executor.pool.pids() },
+      metrics: { targets: [opTarget(measured, await createApp(measured, measuredToken, trivialApp("bench-metrics")), "op", measuredToken)], pids: () => measured.built.ctx.executor.pool.pids() },
       kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       direct: { targets: [opTarget(sqlite, echoId, "echo", token, echoBody)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       webhook: {
@@ -266,6 +270,7 @@ async function main(): Promise<void> {
       fastify: "bare Fastify {ok:true}",
       pgHttp: "PostgreSQL (a) over HTTP",
       pgKv: "PostgreSQL (b) over HTTP",
+      metrics: "(a) over HTTP, metrics kept",
     };
     console.log(`npm run bench: ${CONCURRENCY} concurrent from a separate client process, ${SECONDS} s of each row in 250 ms slices taken in turn`);
     for (const [name, r] of Object.entries(results)) console.log(formatRow(labels[name] ?? name, r));
@@ -296,6 +301,7 @@ async function main(): Promise<void> {
     console.log(`  ${"preset/bare".padEnd(18)} ${ratio("preset", "bare").padStart(5)}   (the same with the app in workerd's config, no loader: the hop, not the loader, is the cost)`);
     const createCpuMs = (created?.serverUs ?? 0) / 1000;
     // Not a target: how much of its rate a neighbour keeps while one owner floods unmetered writes.
+    console.log(`  ${"metrics/off".padEnd(18)} ${ratio("metrics", "http").padStart(5)}   target >= 0.95 (op calls with metrics kept, against without)`);
     console.log(`  ${"write-share".padEnd(18)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(5)}   (a neighbour's op calls under one owner's write flood, against alone)`);
     console.log(`  ${"read-share".padEnd(18)} ${(readShare.flooded.rps / readShare.alone.rps).toFixed(2).padStart(5)}   (the same under one client's flood of ${2 * READ_KIB} KiB source reads)`);
     console.log(`  ${"render-share".padEnd(18)} ${(renderShare.flooded.rps / renderShare.alone.rps).toFixed(2).padStart(5)}   (the same while one signed-in person reloads an app's frame)`);
@@ -320,6 +326,7 @@ async function main(): Promise<void> {
     fresh.stop();
     await fastify.stop();
     await sqlite.stop();
+    await measured.stop();
     await postgres?.stop();
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });

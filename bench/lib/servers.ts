@@ -150,8 +150,8 @@ export interface Brickyard {
 }
 
 /** Brickyard on SQLite under `dataDir`, or on the PostgreSQL database at `databaseUrl`. */
-export async function brickyard(dataDir: string, databaseUrl: string | null): Promise<Brickyard> {
-  const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl }) });
+export async function brickyard(dataDir: string, databaseUrl: string | null, env: Record<string, string> = {}): Promise<Brickyard> {
+  const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl }), ...env });
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir });
   await migrate(store);
   // Every log line is still made and serialized; only the write to a terminal is spared.
