@@ -198,7 +198,7 @@ async function main(): Promise<void> {
   const code = new BenchCode();
   const diag = new DiagRing(systemClock);
   const executor = await Executor.start({ dataDir: dir, processes: loadConfig(process.env).executors, code, storage: new AppStorage(store, systemClock), log: diag, clock: systemClock });
-  const ops = new Operations(executor, diag, new Activity(store.db, systemClock), systemClock, "http://bench.invalid");
+  const ops = new Operations(executor, { diag, activity: new Activity(store.db, systemClock), clock: systemClock, baseUrl: "http://bench.invalid" });
   const bare = await bareWorkerd(dir);
   const http = await brickyardOverHttp(dir);
   try {

@@ -57,6 +57,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     await ctx.mailer.settled();
     ctx.mailer.close();
     await ctx.live.close();
+    await ctx.logs.close();
     // Kills every workerd process (SIGKILL; see WorkerdProcess.kill) before the store closes.
     await ctx.executor.close();
     // The calls that just ended are counted; the counts and the delivery records of the last

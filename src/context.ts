@@ -45,7 +45,8 @@ import { FeedbackReplies } from "./domain/app-page/feedback-reply.ts";
 import { RenderTokens } from "./domain/app-page/render-tokens.ts";
 import { openBlobStore } from "./blobs/open.ts";
 import { pgLiveTransport } from "./domain/events/pg-transport.ts";
-import { PgNotifier } from "./store/notify.ts";
+import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
+import { AppLogs, pgLogTransport } from "./domain/logs/index.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { Metrics } from "./metrics/metrics.ts";
@@ -112,6 +113,11 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   if (deps.store.dialect === "postgres" && deps.config.databaseUrl !== null) {
     live.useTransport(await pgLiveTransport(live, new PgNotifier(deps.config.databaseUrl, db, log), log));
   }
+  // What apps' code prints; followers on one instance see lines written on any (DECISIONS §18).
+  const logs = new AppLogs();
+  if (deps.store.dialect === "postgres" && deps.config.databaseUrl !== null) {
+    logs.useTransport(await pgLogTransport(logs, new PgNotifier(deps.config.databaseUrl, db, log, LOGS_CHANNEL), log));
+  }
   // Signed asset URLs use their own key, derived so that it never doubles as the sealing key.
   const assetSigningKey = createHmac("sha256", secretsKey).update("brickyard asset url signing").digest();
   const assets = new Assets(db, deps.store.dialect, blobs, clock, assetSigningKey, () => deps.config.baseUrl);
@@ -131,6 +137,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     counts: callCounts,
     ...(metrics === null ? {} : { metrics }),
     redactorFor: async (appId) => secretRedactor(await secretsSource.forApp(appId)),
+    logs,
     ...(deps.executorTuning === undefined ? {} : { tuning: deps.executorTuning }),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
   });
@@ -178,6 +185,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     await activity.dropApp(event.appId);
     await callCounts.dropApp(event.appId);
     diag.drop(event.appId);
+    logs.drop(event.appId);
     await assets.dropApp(event.appId);
   });
   const runner = new AppRunner(apps, targets, operations);
@@ -246,6 +254,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     limiter: new RateLimiter(clock),
     apps,
     live,
+    logs,
     streams,
     renderTokens: new RenderTokens(db, deps.store.dialect, clock, tokens),
     assets,

@@ -10,6 +10,7 @@ import type { Builds } from "./domain/builds/builds.ts";
 import type { Copies } from "./domain/copies/copies.ts";
 import type { Activity, CallCounts, DiagRing } from "./domain/diagnostics/index.ts";
 import type { LiveEvents } from "./domain/events/live-events.ts";
+import type { AppLogs } from "./domain/logs/index.ts";
 import type { Idempotency } from "./domain/idempotency/idempotency.ts";
 import type { Mailer } from "./domain/mail/mailer.ts";
 import type { AppRunner } from "./domain/operations/as-app.ts";
@@ -86,6 +87,8 @@ export interface Services {
   deliveries: WebhookDelivery;
   /** Live app events (revision, KV data) for `GET /app/{id}/events`. */
   live: LiveEvents;
+  /** What apps' code printed during op calls: this instance's rings, and followers of every instance's lines. */
+  logs: AppLogs;
   /** Prometheus metrics of this instance, or null when METRICS_TOKEN is unset (none are kept). */
   metrics: Metrics | null;
   /** Places for open event streams (per process). */

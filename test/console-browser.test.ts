@@ -20,7 +20,7 @@ const TODO = `export const manifest = {
 export default {
   async fetch(request, env) {
     const op = request.headers.get("x-svc-op");
-    if (op === "boom") throw new Error("the board fell over");
+    if (op === "boom") { console.warn("tipping over, call " + request.headers.get("x-svc-request")); throw new Error("the board fell over"); }
     if (op === "add") { const item = await request.json(); await env.KV.set("last", item); return Response.json({ ok: true, value: item }); }
     return Response.json({ ok: true, value: (await env.KV.get("last")) ?? null });
   },
@@ -145,6 +145,12 @@ describeBrowser("console: the front door in real Chromium", () => {
     expect((await suite.server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken })).status).toBe(500);
     await page.locator("#diag-list li").nth(shown).waitFor();
     expect(await page.locator("#diag-list li").last().textContent()).toContain("the board fell over");
+    // The app's log lines: the newest drawn with the page, the next arriving live, newest first.
+    expect(await page.locator("#log-list li").count()).toBeGreaterThanOrEqual(1);
+    const logged = await page.locator("#log-list li").count();
+    expect((await suite.server.client.post(`/app/${made.body.id}/api/boom`, {}, { token: ownerToken, headers: { "x-request-id": "console-live-1" } })).status).toBe(500);
+    await page.locator("#log-list li").nth(logged).waitFor();
+    expect(await page.locator("#log-list li").first().textContent()).toContain("warn · boom · console-live-1tipping over, call console-live-1");
 
     // Account: mint a token (shown once), then revoke it.
     await page.goto(`${suite.server.url}/account`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { itBrowser, serverAndBrowser } from "./helpers/browser.ts";
 
 interface Example {
-  kind: "example" | "call" | "ui";
+  kind: "example" | "call" | "ui" | "logs";
   name: string;
   text: string;
 }
@@ -11,7 +11,7 @@ interface Example {
 function examplesOf(page: string): Example[] {
   const found: Example[] = [];
   const unescape = (text: string) => text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
-  for (const match of page.matchAll(/<code class="language-[a-z]*" data-(example|call|ui)="([A-Za-z0-9_-]+)">([\s\S]*?)<\/code>/g)) {
+  for (const match of page.matchAll(/<code class="language-[a-z]*" data-(example|call|ui|logs)="([A-Za-z0-9_-]+)">([\s\S]*?)<\/code>/g)) {
     found.push({ kind: match[1] as Example["kind"], name: match[2] ?? "", text: unescape(match[3] ?? "") });
   }
   return found;
@@ -53,6 +53,15 @@ describe("docs: /llms.txt → /docs/apps, every example deployed and called", ()
       const { op, input, expect: expected } = JSON.parse(call.text) as { op: string; input: unknown; expect: Record<string, unknown> };
       const res = await suite.server.client.post(`/app/${app?.id}/api/${op}`, input, { token: app?.token });
       expect(res.body, `${call.name}.${op}(${JSON.stringify(input)})`).toMatchObject(expected);
+    }
+    // The log lines an example printed, read back as the guide says.
+    const reads = examples.filter((e) => e.kind === "logs");
+    expect(reads.length).toBeGreaterThanOrEqual(1);
+    for (const read of reads) {
+      const app = deployed.get(read.name);
+      const { query, expect: expected } = JSON.parse(read.text) as { query: string; expect: unknown[] };
+      const res = await suite.server.client.get(`/app/${app?.id}/logs${query}`, { token: app?.token });
+      expect(res.body, `${read.name} logs${query}`).toMatchObject({ ok: true, lines: expected });
     }
     uiExamples = examples.filter((e) => e.kind === "ui").map((ui) => ({ name: ui.name, id: deployed.get(ui.name)?.id ?? "" }));
     expect(uiExamples.length).toBeGreaterThan(0);

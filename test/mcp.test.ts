@@ -20,7 +20,7 @@ const MODULE = (greeting: string, id = "mcp-made") => `export const manifest = $
 export default {
   async fetch(request, env) {
     const op = request.headers.get("x-svc-op");
-    if (op === "boom") throw new Error("boom from the app");
+    if (op === "boom") { console.log("about to go boom"); throw new Error("boom from the app"); }
     const input = await request.json().catch(() => ({}));
     return Response.json({ ok: true, value: "${greeting}, " + (input.name ?? "nobody") });
   },
@@ -61,12 +61,14 @@ describe("MCP: POST /mcp", () => {
         const tools = (await client.listTools()).tools;
         expect(tools.length).toBeLessThanOrEqual(20);
         for (const tool of tools) expect(tool.name).toMatch(/^[a-z0-9_]{1,40}$/);
-        expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["create_app", "edit_source", "call_operation", "get_diagnostics", "create_webhook", "update_webhook"]));
+        expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["create_app", "edit_source", "call_operation", "get_diagnostics", "get_logs", "create_webhook", "update_webhook"]));
+        // A tool call cannot hold a stream open: get_logs offers no follow.
+        expect(Object.keys(tools.find((t) => t.name === "get_logs")?.inputSchema.properties ?? {}).sort()).toEqual(["id", "level", "limit", "op", "since"]);
         // The input schema is the route's own: create_app takes module, ui, styles.
         expect(tools.find((t) => t.name === "create_app")?.inputSchema).toMatchObject({ type: "object", properties: { module: { type: "string" } }, required: ["module"] });
         await client.close();
         const all = await connect(`${server.url}/mcp?tools=all`, user.token);
-        expect((await all.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(["copy_app", "restore_version", "delete_app", "list_deliveries"]));
+        expect((await all.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(["copy_app", "restore_version", "delete_app", "delete_webhook", "list_deliveries"]));
         await all.close();
       });
 
@@ -88,6 +90,9 @@ describe("MCP: POST /mcp", () => {
         expect(boom.isError).toBe(true);
         const diag = await call("get_diagnostics", { id });
         expect(JSON.stringify(diag.structuredContent)).toContain("boom from the app");
+        // What the app printed before it threw: the line, its op and level.
+        const logs = await call("get_logs", { id, op: "boom", limit: 5 });
+        expect(logs.structuredContent).toMatchObject({ ok: true, lines: [{ op: "boom", level: "info", message: "about to go boom" }] });
         const hook = await call("create_webhook", { appId: id, op: "hello", name: "incoming" });
         expect(hook.isError, JSON.stringify(hook)).toBeFalsy();
         const hookId = (hook.structuredContent?.webhook?.id ?? hook.structuredContent?.id) as string;

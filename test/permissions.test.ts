@@ -93,6 +93,11 @@ const MATRIX: { family: string; send: (c: Ctx, token: string | undefined, who: W
     expect: { owner: 200, "team-admin": 200, "team-member": FORBIDDEN, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
   },
   {
+    family: "logs (source:read, DECISIONS §18)",
+    send: (c, t) => c.server.client.get(`/app/${c.appId}/logs`, opts(t)),
+    expect: { owner: 200, "team-admin": 200, "team-member": 200, collaborator: 200, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },
+  },
+  {
     family: "activity (owner only, spec rule 1)",
     send: (c, t) => c.server.client.get(`/app/${c.appId}/activity`, opts(t)),
     expect: { owner: 200, "team-admin": 200, "team-member": FORBIDDEN, collaborator: FORBIDDEN, "end-user": FORBIDDEN, viewer: FORBIDDEN, "viewer-render": FORBIDDEN, invitee: FORBIDDEN, stranger: FORBIDDEN, "other-app": FORBIDDEN, nobody: NO_TOKEN },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { EventReader } from "./helpers/sse.ts";
 import { expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -20,26 +21,10 @@ export default {
 
 /** Reads server-sent events from a stream until `until` says stop (bounded by the caller's abort). */
 async function readEvents(res: Response, until: (events: { event: string; data: unknown }[]) => boolean): Promise<{ event: string; data: unknown }[]> {
-  const events: { event: string; data: unknown }[] = [];
-  const reader = res.body?.getReader();
-  if (reader === undefined) throw new Error("no body");
-  const decoder = new TextDecoder();
-  let buffer = "";
-  while (!until(events)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (event !== undefined && data !== undefined) events.push({ event, data: JSON.parse(data) });
-    }
-  }
-  await reader.cancel();
-  return events;
+  const reader = new EventReader(res);
+  const events = await reader.until(until);
+  await reader.close();
+  return events.map(({ event, data }) => ({ event, data }));
 }
 
 describeEachDialect("app settings and live events", (dialect) => {

@@ -23,6 +23,16 @@ export function secretRedactor(values: Record<string, string>): (text: string) =
   return (text) => text.replace(pattern, (found) => `[secret ${names.get(found.toLowerCase()) ?? "?"}]`);
 }
 
+/**
+ * The length of the longest form `secretRedactor` looks for: text cut short may end in the first
+ * part of a secret, which no whole form matches, so a cut line loses this much of its end.
+ */
+export function longestSecretForm(values: Record<string, string>): number {
+  let longest = 0;
+  for (const value of Object.values(values)) if (value.length >= 4) for (const form of formsOf(value)) longest = Math.max(longest, form.length);
+  return longest;
+}
+
 export type RedactorSource = (appId: string) => Promise<(text: string) => string>;
 
 function formsOf(value: string): string[] {

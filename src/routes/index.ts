@@ -62,6 +62,7 @@ import transferApp from "./teams/transferApp.ts";
 import versions from "./versions/versions.ts";
 import copies from "./copies/copies.ts";
 import getBuild from "./builds/getBuild.ts";
+import getLogs from "./logs/getLogs.ts";
 import mcp from "./mcp/mcp.ts";
 import appMcp from "./mcp/app-mcp.ts";
 import templateListing from "./templates/listing.ts";
@@ -84,6 +85,7 @@ const routes: RouteModule[] = [
   deleteToken,
   createApp,
   getBuild,
+  getLogs,
   mcp,
   appMcp,
   listApps,

@@ -6,7 +6,8 @@ import type { PoolEvent } from "./executor/pool.ts";
 import type { CodeSource } from "./executor/types.ts";
 import type { EgressConfig } from "./executor/workerd-config.ts";
 import { Operations, OPERATION_DEADLINE_MS } from "./operations/operations.ts";
-import type { ActivitySink, CallCountSink, DiagSink, OpCallSink } from "./ports.ts";
+import { LineRedactors } from "./logs/redactors.ts";
+import type { ActivitySink, CallCountSink, DiagSink, LogLineSink, OpCallSink } from "./ports.ts";
 import { AppStorage } from "./storage/storage.ts";
 
 // The runtime: what runs app code and keeps its data. The executor (workerd processes, the
@@ -21,9 +22,10 @@ export type { LogSink, SecretsSource } from "./executor/internal-api/backends.ts
 export type { PoolEvent } from "./executor/pool.ts";
 export { appCode } from "./operations/app-code.ts";
 export { OPERATION_DEADLINE_MS, SLOT_WAIT_MS, type AppRecord, type OperationCall, type Role, type Trigger } from "./operations/operations.ts";
-export type { Operations } from "./operations/operations.ts";
+export type { Operations, OperationsDeps } from "./operations/operations.ts";
 export { RouteSchemas } from "./operations/schemas.ts";
-export type { ActivitySink, CallCountSink, DiagSink, OpCallSink, RuntimeManifest } from "./ports.ts";
+export { LOG_LEVELS, type ActivitySink, type CallCountSink, type DiagSink, type LogLevel, type LogLine, type LogLineSink, type OpCallSink, type RuntimeManifest } from "./ports.ts";
+export { MAX_CALL_BYTES, MAX_CALL_LINES } from "./logs/call-log.ts";
 export { APP_CAP_BYTES, KEY_CAP_BYTES, MiB, VALUE_CAP_BYTES, type ListOptions, type ListPage } from "./storage/limits.ts";
 export type { AppStorage, KvWrite, StoredBlob } from "./storage/index.ts";
 
@@ -44,6 +46,8 @@ export interface RuntimeDeps {
   counts: CallCountSink;
   /** Each op call's outcome, for the metrics (none kept when omitted). */
   metrics?: OpCallSink;
+  /** What apps' code prints during op calls, redacted and capped per call (none kept when omitted). */
+  logs?: LogLineSink;
   /** Scrubs an app's secret values from failure text before it is returned or recorded. */
   redactorFor: (appId: string) => Promise<(text: string) => string>;
   tuning?: Partial<ExecutorTuning>;
@@ -79,6 +83,16 @@ export async function createRuntime(deps: RuntimeDeps): Promise<Runtime> {
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
   });
-  const operations = new Operations(executor, deps.diag, deps.activity, deps.clock, deps.baseUrl, OPERATION_DEADLINE_MS, deps.redactorFor, deps.counts, deps.metrics ?? null);
+  const operations = new Operations(executor, {
+    diag: deps.diag,
+    activity: deps.activity,
+    clock: deps.clock,
+    baseUrl: deps.baseUrl,
+    deadlineMs: OPERATION_DEADLINE_MS,
+    redactorFor: deps.redactorFor,
+    counts: deps.counts,
+    ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+    ...(deps.logs === undefined ? {} : { logs: { sink: deps.logs, redactors: new LineRedactors(deps.secrets, systemClock) } }),
+  });
   return { operations, storage, executor, close: () => executor.close() };
 }

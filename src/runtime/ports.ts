@@ -30,3 +30,23 @@ export interface RuntimeManifest {
   routes: Record<string, RouteSpec>;
   capabilities: { imports: readonly string[]; origins: readonly string[] };
 }
+
+/** DECISIONS §18: `console.log` is `info`, `console.debug` and `console.trace` are `debug`. */
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** One line an app's code wrote during an op call, secrets already cut from it. */
+export interface LogLine {
+  /** Epoch milliseconds, as the app's isolate saw the clock (it moves between I/O only). */
+  time: number;
+  level: LogLevel;
+  op: string;
+  /** The request that asked for the call (X-Request-Id); null for routines and other callers without one. */
+  requestId: string | null;
+  message: string;
+}
+
+/** Where an app's log lines go (the log ring the owner and agents read; domain/logs). */
+export interface LogLineSink {
+  write(appId: string, lines: readonly LogLine[]): void;
+}

@@ -3,8 +3,9 @@ import pg from "pg";
 import type { Logger } from "pino";
 import type { Database } from "./schema/index.ts";
 
-/** One PostgreSQL channel for every instance's live app events. */
-const CHANNEL = "brickyard_live";
+/** The PostgreSQL channel of every instance's live app events; app log lines have their own. */
+export const LIVE_CHANNEL = "brickyard_live";
+export const LOGS_CHANNEL = "brickyard_logs";
 // NOTIFY payloads are capped at 8000 bytes; stay well below.
 export const NOTIFY_PAYLOAD_MAX = 7000;
 const RECONNECT_MS = 2000;
@@ -22,23 +23,24 @@ export class PgNotifier {
     private readonly databaseUrl: string,
     private readonly db: Kysely<Database>,
     private readonly log: Logger,
+    private readonly channel: typeof LIVE_CHANNEL | typeof LOGS_CHANNEL = LIVE_CHANNEL,
   ) {}
 
   /** Resolves once listening; `deliver` receives every payload sent on the channel, ours included. */
   async listen(deliver: (payload: string) => void): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on("notification", (message) => {
-      if (message.channel === CHANNEL && message.payload !== undefined) deliver(message.payload);
+      if (message.channel === this.channel && message.payload !== undefined) deliver(message.payload);
     });
     const reconnect = (error?: Error) => {
       if (this.closed || this.client !== client) return;
       this.client = null;
-      if (error !== undefined) this.log.warn({ err: error }, "live events: LISTEN connection lost; reconnecting");
+      if (error !== undefined) this.log.warn({ err: error, channel: this.channel }, "LISTEN connection lost; reconnecting");
       void client.end().catch(() => undefined);
       this.retry = setTimeout(() => {
         this.retry = null;
         this.listen(deliver).catch((err: unknown) => {
-          this.log.warn({ err }, "live events: LISTEN reconnect failed");
+          this.log.warn({ err, channel: this.channel }, "LISTEN reconnect failed");
           reconnect();
         });
       }, RECONNECT_MS);
@@ -47,13 +49,13 @@ export class PgNotifier {
     client.on("error", reconnect);
     client.on("end", () => reconnect());
     await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
+    await client.query(`LISTEN ${this.channel}`);
     this.client = client;
     if (this.closed) await this.close();
   }
 
   async notify(payload: string): Promise<void> {
-    await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db);
+    await sql`select pg_notify(${this.channel}, ${payload})`.execute(this.db);
   }
 
   async close(): Promise<void> {

@@ -116,7 +116,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     async restart() {
       await h.executor.close();
       h.executor = await boot();
-      h.ops = new Operations(h.executor, diag, activity, clock, "http://brickyard.test", o.deadlineMs);
+      h.ops = new Operations(h.executor, { diag, activity, clock, baseUrl: "http://brickyard.test", ...(o.deadlineMs === undefined ? {} : { deadlineMs: o.deadlineMs }) });
     },
     async close() {
       await h.executor.close();
@@ -125,7 +125,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  h.ops = new Operations(h.executor, diag, activity, clock, "http://brickyard.test", o.deadlineMs);
+  h.ops = new Operations(h.executor, { diag, activity, clock, baseUrl: "http://brickyard.test", ...(o.deadlineMs === undefined ? {} : { deadlineMs: o.deadlineMs }) });
   return h;
 }
 

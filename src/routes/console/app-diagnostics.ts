@@ -6,7 +6,8 @@ import { ACTIVITY_KINDS } from "../../domain/diagnostics/activity.ts";
 import { sessionCookieName, shareKey } from "../../http/auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
-import { activityFilter, callsChart, DIAG_LIVE_SCRIPT, diagnosticsTab } from "../../web/pages/console/tabs.ts";
+import { activityFilter, callsChart, DIAG_LIVE_SCRIPT, diagnosticsTab, LOG_LINES_SHOWN } from "../../web/pages/console/tabs.ts";
+import { viewOf } from "../../domain/logs/index.ts";
 import { stillSignedIn } from "../app-page/getEvents.ts";
 import { consoleKit, Params, type Opened } from "./opened.ts";
 
@@ -39,11 +40,12 @@ export default function appDiagnostics(app: App, ctx: Services): void {
     const now = ctx.clock.now();
     const activity = await ctx.activity.list(o.app.id, { kinds: kind === "" ? null : [kind], since: within === "" ? null : now - WITHIN_MS[within], limit: 50 });
     const chart = callsChart(await ctx.callCounts.perHour(o.app.id, now - 7 * DAY), now);
-    const body = [chart, diagnosticsTab(ctx.diag.list(o.app.id), activity, activityFilter(o.app.id, ACTIVITY_KINDS, { kind, within }))];
+    const lines = ctx.logs.read(o.app.id, { limit: LOG_LINES_SHOWN }).map(viewOf);
+    const body = [chart, diagnosticsTab(ctx.diag.list(o.app.id), lines, activity, activityFilter(o.app.id, ACTIVITY_KINDS, { kind, within }))];
     return page(reply, o, "diagnostics", body, DIAG_LIVE_SCRIPT);
   });
 
-  app.get("/apps/:id/diagnostics/live", { schema: { ...summary("new diag entries (text/event-stream: diag events)"), params: Params } }, async (request, reply) => {
+  app.get("/apps/:id/diagnostics/live", { schema: { ...summary("new diag entries and log lines (text/event-stream: diag and log events)"), params: Params } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;
     await authorized(o);
@@ -53,6 +55,7 @@ export default function appDiagnostics(app: App, ctx: Services): void {
     const events = stream(request, reply, cookie === undefined ? { holder } : { holder, signedIn: () => stillSignedIn(ctx, cookie) });
     events.send("hello", {});
     events.onClose(ctx.diag.subscribe(o.app.id, (entry) => events.send("diag", entry)));
+    events.onClose(ctx.logs.follow(o.app.id, (lines) => lines.forEach((line) => events.send("log", viewOf(line)))));
     return reply;
   });
 }

@@ -35,6 +35,7 @@ export function bindTools(app: FastifyInstance, specs: readonly ToolSpec[]): Too
     const queryParams: string[] = [];
     for (const parameter of operation.parameters ?? []) {
       if (parameter.in !== "path" && parameter.in !== "query") continue;
+      if (parameter.in === "query" && spec.hiddenQuery?.includes(parameter.name) === true) continue;
       properties[parameter.name] = { ...(parameter.schema ?? { type: "string" }), ...(parameter.description === undefined ? {} : { description: parameter.description }) };
       if (parameter.in === "path") {
         pathParams.push(parameter.name);

@@ -13,6 +13,8 @@ export interface ToolSpec {
   scope: "default" | "all" | "anonymous" | "both";
   /** The route's body is one free-form value (an op's input): the tool takes it as `input`. */
   bodyAsInput?: boolean;
+  /** Query parameters of the route the tool does not offer (a stream a tool call cannot hold open). */
+  hiddenQuery?: readonly string[];
 }
 
 export const TOOLS: readonly ToolSpec[] = [
@@ -24,6 +26,7 @@ export const TOOLS: readonly ToolSpec[] = [
   { name: "update_app", method: "PUT", path: "/app/:id", scope: "default", description: "Replace an app's whole source (a new revision). The manifest id cannot change." },
   { name: "call_operation", method: "POST", path: "/app/:id/api/:operation", scope: "default", bodyAsInput: true, description: "Run one of an app's operations with `input` (an object matching its input schema); returns {ok, value}." },
   { name: "get_diagnostics", method: "GET", path: "/app/:id/diag", scope: "default", description: "An app's recent runtime errors and logs (newest 50)." },
+  { name: "get_logs", method: "GET", path: "/app/:id/logs", scope: "default", hiddenQuery: ["follow", "t"], description: "What an app's code printed (console.log/info/warn/error and env.LOG) during its op calls, newest first, each line with its op, level and request id. Filter with op, level (that level and above) and since." },
   { name: "get_activity", method: "GET", path: "/app/:id/activity", scope: "default", description: "An app's durable events: failed calls, diagnostic reports, contract warnings." },
   { name: "list_secret_names", method: "GET", path: "/app/:id/secrets", scope: "default", description: "The names of an app's secrets (never their values)." },
   { name: "set_secret", method: "PUT", path: "/app/:id/secrets/:name", scope: "default", description: "Set a secret the app reads as env.NAME." },
@@ -33,7 +36,6 @@ export const TOOLS: readonly ToolSpec[] = [
   { name: "create_webhook", method: "POST", path: "/api/v1/apps/:appId/webhooks", scope: "default", description: "A URL that runs one of an app's operations when another service posts to it; its secret is shown once." },
   { name: "list_webhooks", method: "GET", path: "/api/v1/webhooks", scope: "default", description: "Your webhooks across your apps." },
   { name: "update_webhook", method: "PATCH", path: "/api/v1/webhooks/:id", scope: "default", description: "Rename a webhook, enable or disable it, or rotate its secret (rotate_secret: true; the new secret is shown once)." },
-  { name: "delete_webhook", method: "DELETE", path: "/api/v1/webhooks/:id", scope: "default", description: "Remove a webhook." },
   { name: "get_build", method: "GET", path: "/api/v1/builds/:buildId", scope: "default", description: "A build's status (a write whose npm imports are being bundled answers with one); poll until published or failed." },
   { name: "start_pairing", method: "POST", path: "/api/pair/start", scope: "anonymous", description: "Start pairing this agent with a person's account: show them the user code and verification URL, then poll_pairing." },
   { name: "poll_pairing", method: "POST", path: "/api/pair/poll", scope: "anonymous", description: "Poll a pairing started with start_pairing; once approved it returns a user token to send as a bearer token." },
@@ -43,6 +45,7 @@ export const TOOLS: readonly ToolSpec[] = [
   { name: "restore_version", method: "POST", path: "/app/:id/versions/:revision/restore", scope: "all", description: "Make an old revision current again (a new revision), at expected_revision." },
   { name: "delete_app", method: "DELETE", path: "/app/:id", scope: "all", description: "Delete an app and everything it stores." },
   { name: "delete_routine", method: "DELETE", path: "/api/v1/routines/:id", scope: "all", description: "Remove a routine." },
+  { name: "delete_webhook", method: "DELETE", path: "/api/v1/webhooks/:id", scope: "all", description: "Remove a webhook." },
   { name: "list_deliveries", method: "GET", path: "/api/v1/webhooks/:id/deliveries", scope: "all", description: "A webhook's recent deliveries." },
 ];
 

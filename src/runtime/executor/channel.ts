@@ -105,12 +105,12 @@ export class ExecutorChannel {
     if (header.writes !== undefined) {
       const writes = writesOf(header.writes, payload.subarray(bodyBytes));
       const reply = await this.bindings({ invocation: call.invocation, appId: call.appId, path: "/kv/commit", payload: Buffer.alloc(0), writes });
-      if (reply.status >= 300) return { kind: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "" };
+      if (reply.status >= 300) return { kind: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "", logs: header.logs };
     }
     if (header.outcome === "threw") {
-      return { kind: "threw", message: typeof header.message === "string" ? header.message : "the operation threw", stack: typeof header.stack === "string" ? header.stack : "" };
+      return { kind: "threw", message: typeof header.message === "string" ? header.message : "the operation threw", stack: typeof header.stack === "string" ? header.stack : "", logs: header.logs };
     }
-    return { kind: "response", status: Number(header.status), contentType: typeof header.contentType === "string" ? header.contentType : "", body: text };
+    return { kind: "response", status: Number(header.status), contentType: typeof header.contentType === "string" ? header.contentType : "", body: text, logs: header.logs };
   }
 
   /**

@@ -86,7 +86,7 @@ export class Executor {
     const dir = mkdtempSync(join(o.dataDir, "executor-"));
     chmodSync(dir, 0o700);
     writeOwner(dir);
-    for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js", "kv-cache.worker.js", "gc.worker.js", "background.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
+    for (const file of ["supervisor.worker.js", "app-shim.worker.js", "egress.worker.js", "kv-cache.worker.js", "gc.worker.js", "background.worker.js", "logs.worker.js"]) copyFileSync(join(WORKERS_DIR, file), join(dir, file));
     const egress: EgressConfig = { key: randomBytes(32).toString("base64url"), ...(o.egressTestOverrides ? { testOverrides: o.egressTestOverrides } : {}) };
     const internalSocketPath = join(dir, "internal.sock");
     const invocations = new Invocations();

@@ -1,6 +1,7 @@
 import { pooledRandomBytes } from "../../lib/random-pool.ts";
 import type { WriteLease } from "../storage/index.ts";
 import type { ApiError } from "../../errors/index.ts";
+import type { CallLog } from "../logs/call-log.ts";
 import type { Capability } from "./types.ts";
 
 /** One op call in flight: what the internal API trusts instead of anything app code says. */
@@ -15,6 +16,8 @@ export interface Invocation {
   refusal: ApiError | null;
   /** Room in the app's cap held for this call's writes (write-behind), if any. */
   lease: WriteLease | null;
+  /** Where the call's `env.LOG` lines go, with its console lines (absent: none are kept). */
+  log?: CallLog;
 }
 
 /**

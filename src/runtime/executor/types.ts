@@ -93,9 +93,13 @@ export interface ExecutorCall {
   adopt?: string;
 }
 
-export type ExecutorOutcome =
+export type ExecutorOutcome = (
   | { kind: "response"; status: number; contentType: string; body: string }
-  | { kind: "threw"; message: string; stack: string };
+  | { kind: "threw"; message: string; stack: string }
+) & {
+  /** The console lines the app's isolate kept for the call, as it sent them: CallLog checks them. */
+  logs?: unknown;
+};
 
 export type FaultReason = "quarantined" | "crashed" | "hung" | "cpu" | "memory" | "deadline" | "unavailable" | "shutting_down";
 

@@ -80,6 +80,7 @@ const config :Workerd.Config = (
           (name = "KV_CACHE", text = embed "kv-cache.worker.js"),
           (name = "GC_HOOK", text = embed "gc.worker.js"),
           (name = "BACKGROUND", text = embed "background.worker.js"),
+          (name = "LOGS", text = embed "logs.worker.js"),
           (name = "GC_POLICY", json = ${q(JSON.stringify(o.gc))}),
           (name = "COMPATIBILITY_DATE", text = ${q(o.compatibilityDate)}),
           (name = "INTERNET", service = "internet"),

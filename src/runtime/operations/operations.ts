@@ -2,7 +2,9 @@ import { SECOND, type Clock } from "../../config/clock.ts";
 import { ApiError, apiError, type Plan } from "../../errors/index.ts";
 import type { Executor } from "../executor/executor.ts";
 import { capabilitiesOf, ExecutorFault, type AppCode, type ExecutorCall, type ExecutorOutcome, type Lane, type RouteSpec } from "../executor/types.ts";
-import type { ActivitySink, CallCountSink, DiagSink, OpCallSink } from "../ports.ts";
+import type { ActivitySink, CallCountSink, DiagSink, LogLineSink, OpCallSink } from "../ports.ts";
+import { CallLog } from "../logs/call-log.ts";
+import type { LineRedactors } from "../logs/redactors.ts";
 import type { RedactorSource } from "../../lib/redact.ts";
 import { RunCeilings } from "./ceilings.ts";
 import { checkValue } from "../../schemas/index.ts";
@@ -62,6 +64,24 @@ function isolateOf(app: AppRecord): Pick<ExecutorCall, "appId" | "revision" | "s
  */
 export const SLOT_WAIT_MS: Readonly<Partial<Record<Trigger, number>>> = { webhook: 10 * SECOND, agent: OPERATION_DEADLINE_MS };
 
+/** Where an op call's failures, counts and lines go, and the call's bounds. */
+export interface OperationsDeps {
+  diag: DiagSink;
+  activity: ActivitySink;
+  clock: Clock;
+  baseUrl: string;
+  /** Wall-clock bound of one call; OPERATION_DEADLINE_MS when omitted. */
+  deadlineMs?: number;
+  /** Scrubs the app's secret values from failure text before it is returned or recorded. */
+  redactorFor?: RedactorSource;
+  /** Counts each call that ran, and whether it failed, for the console's chart. */
+  counts?: CallCountSink;
+  /** Each call's outcome, for the metrics. */
+  metrics?: OpCallSink;
+  /** What the app's code printed (DECISIONS §18); nothing is kept when omitted. */
+  logs?: { sink: LogLineSink; redactors: LineRedactors };
+}
+
 /**
  * Runs one declared operation of an app (DECISIONS §4): route lookup, role check, input
  * validation, run ceilings, the executor call under a deadline, and the mapping of what the
@@ -70,22 +90,28 @@ export const SLOT_WAIT_MS: Readonly<Partial<Record<Trigger, number>>> = { webhoo
 export class Operations {
   private readonly schemas = new RouteSchemas();
   private readonly ceilings: RunCeilings;
+  private readonly diag: DiagSink;
+  private readonly activity: ActivitySink;
+  private readonly baseUrl: string;
+  private readonly deadlineMs: number;
+  private readonly redactorFor: RedactorSource;
+  private readonly counts: CallCountSink | null;
+  private readonly metrics: OpCallSink | null;
+  private readonly logs: NonNullable<OperationsDeps["logs"]> | null;
 
   constructor(
     private readonly executor: Executor,
-    private readonly diag: DiagSink,
-    private readonly activity: ActivitySink,
-    clock: Clock,
-    private readonly baseUrl: string,
-    private readonly deadlineMs = OPERATION_DEADLINE_MS,
-    /** Scrubs the app's secret values from failure text before it is returned or recorded. */
-    private readonly redactorFor: RedactorSource = () => Promise.resolve((text) => text),
-    /** Counts each call that ran, and whether it failed, for the console's chart. */
-    private readonly counts: CallCountSink | null = null,
-    /** Each call's outcome, for the metrics. */
-    private readonly metrics: OpCallSink | null = null,
+    deps: OperationsDeps,
   ) {
-    this.ceilings = new RunCeilings(clock);
+    this.ceilings = new RunCeilings(deps.clock);
+    this.diag = deps.diag;
+    this.activity = deps.activity;
+    this.baseUrl = deps.baseUrl;
+    this.deadlineMs = deps.deadlineMs ?? OPERATION_DEADLINE_MS;
+    this.redactorFor = deps.redactorFor ?? (() => Promise.resolve((text) => text));
+    this.counts = deps.counts ?? null;
+    this.metrics = deps.metrics ?? null;
+    this.logs = deps.logs ?? null;
   }
 
   /** Forgets every app's runs per minute so far (RunCeilings.resetWindows); running calls keep their slots. */
@@ -148,7 +174,8 @@ export class Operations {
     const { release, waited } = await this.ceilings.acquire(app.id, app.plan ?? "free", `${this.baseUrl}/app/${app.id}/api/${encodeURIComponent(op)}`, SLOT_WAIT_MS[c.trigger]);
     if (waited) c.onWaited?.();
     const caps = capabilitiesOf(app.manifest.capabilities?.imports);
-    const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, op, access, caps: new Set(caps) });
+    const log = this.callLog(c);
+    const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, op, access, caps: new Set(caps), ...(log === null ? {} : { log }) });
     let outcome: ExecutorOutcome;
     try {
       outcome = await this.executor.invoke({
@@ -173,11 +200,17 @@ export class Operations {
       });
     } catch (error) {
       this.counts?.count(app.id, true);
+      await log?.finish();
       if (error instanceof ExecutorFault) throw executorError(error);
       throw error;
     } finally {
       this.executor.invocations.end(invocation.id);
       release();
+    }
+    // Kept before the caller has its answer: a read of the app's logs after it finds them.
+    if (log !== null) {
+      await log.captured(outcome.logs);
+      await log.finish();
     }
     try {
       const value = await this.result(c, route, outcome, invocation.refusal);
@@ -187,6 +220,14 @@ export class Operations {
       this.counts?.count(app.id, true);
       throw error;
     }
+  }
+
+  /** The log of one call, when lines are kept. */
+  private callLog(c: OperationCall): CallLog | null {
+    const logs = this.logs;
+    if (logs === null) return null;
+    const { app } = c;
+    return new CallLog(logs.sink, { appId: app.id, op: c.op, requestId: c.requestId ?? null, startedAt: Date.now() }, () => logs.redactors.for(app.id, app.secretsVersion ?? 0), Date.now);
   }
 
   private async result(c: OperationCall, route: RouteSpec, outcome: ExecutorOutcome, refusal: ApiError | null): Promise<unknown> {

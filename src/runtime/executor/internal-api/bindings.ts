@@ -200,6 +200,8 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
         const redact = await redactorOf(inv);
         const data = b.data === undefined ? undefined : redactData(redact, b.data);
         log.emit(inv.appId, { level: text(b.level, "info"), message: redact(text(b.message, "")), data });
+        // And into the app's log ring with the call's console lines, under the call's caps.
+        await inv.log?.emit(b.level, text(b.message, ""), b.data);
         return json({ ok: true });
       },
     },

@@ -15,6 +15,8 @@
 import { collect } from "./brickyard-gc.js";
 // Second: it wraps the timer globals and fetch before app code can take the originals.
 import { background, track } from "./brickyard-background.js";
+// Third: it takes over console, so each call's lines go back with its result.
+import { capturing, newCapture, take } from "./brickyard-logs.js";
 import app from "./app.js";
 import { KvCache } from "./brickyard-kv-cache.js";
 import { abortIsolate, RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
@@ -101,20 +103,17 @@ class Session extends RpcTarget {
     const bindings = this.#bindings;
     report = (n) => bindings.background(n);
     inflight += 1;
+    const capture = newCapture();
     let result;
     try {
-      if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
-      const res = await app.fetch(request, appEnv, appContext(this.#ctx));
-      if (!(res instanceof Response)) throw new TypeError("default.fetch must return a Response");
-      result = { outcome: "response", status: res.status, contentType: res.headers.get("content-type") ?? "", body: await res.text() };
-    } catch (error) {
-      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      result = { outcome: "threw", message, stack: String(error?.stack ?? "") };
+      result = await capturing(capture, () => answer(request, appEnv, appContext(this.#ctx)));
     } finally {
       // Node refuses a finished invocation's binding calls; cached reads must refuse them too.
       live.done = true;
       inflight -= 1;
     }
+    const logs = take(capture);
+    if (logs !== undefined) result.logs = logs;
     // Date.now() stands still while code runs, but each call is a new event: this is wall time.
     const gc = this.#env.GC_POLICY;
     if (++callsSinceCollect >= gc.everyCalls && Date.now() - lastCollect >= gc.minIntervalMs) {
@@ -124,8 +123,21 @@ class Session extends RpcTarget {
     }
     // The writes still queued go with the result; those sent already must have committed.
     const queued = writes.finish();
-    if (!(await writes.settled())) return { outcome: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "", bg: background.now() };
+    if (!(await writes.settled())) return { outcome: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "", bg: background.now(), logs };
     return { ...result, ...(queued ?? {}), bg: background.now() };
+  }
+}
+
+/** The app's answer to one op call, or what it threw, as a result frame carries it. */
+async function answer(request, appEnv, ctx) {
+  try {
+    if (typeof app?.fetch !== "function") throw new TypeError("the module's default export has no fetch function");
+    const res = await app.fetch(request, appEnv, ctx);
+    if (!(res instanceof Response)) throw new TypeError("default.fetch must return a Response");
+    return { outcome: "response", status: res.status, contentType: res.headers.get("content-type") ?? "", body: await res.text() };
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { outcome: "threw", message, stack: String(error?.stack ?? "") };
   }
 }
 

@@ -258,12 +258,14 @@ class Channel {
     return {
       compatibilityDate: this.env.COMPATIBILITY_DATE,
       // Built-ins (node:buffer, node:events, …) only for modules that import them.
-      compatibilityFlags: code.nodeCompat ? ["nodejs_compat"] : [],
+      // nodejs_als: the shim keeps each call's console lines apart with an AsyncLocalStorage.
+      compatibilityFlags: code.nodeCompat ? ["nodejs_compat"] : ["nodejs_als"],
       mainModule: "brickyard-shim.js",
       modules: {
         "brickyard-shim.js": this.env.SHIM,
         "brickyard-gc.js": this.env.GC_HOOK,
         "brickyard-background.js": this.env.BACKGROUND,
+        "brickyard-logs.js": this.env.LOGS,
         "brickyard-kv-cache.js": this.env.KV_CACHE,
         "app.js": code.module,
       },

@@ -1,4 +1,5 @@
 import type { DiagEntry } from "../../../domain/diagnostics/diag-ring.ts";
+import type { LogLineView } from "../../../domain/logs/index.ts";
 import type { ActivityEvent } from "../../../domain/diagnostics/activity.ts";
 import type { RoutineView } from "../../../domain/routines/views.ts";
 import type { DeliveryView } from "../../../domain/webhooks/deliveries.ts";
@@ -99,6 +100,9 @@ ${
  * Appends diag entries as they happen, from the tab's own event stream, built with text nodes
  * only (an entry is the app's text, never markup). Without script the page is complete as served.
  */
+/** How many of the app's newest log lines the diagnostics tab shows. */
+export const LOG_LINES_SHOWN = 100;
+
 export const DIAG_LIVE_SCRIPT = `(() => {
   const list = document.getElementById("diag-list");
   const empty = document.getElementById("diag-empty");
@@ -122,7 +126,26 @@ export const DIAG_LIVE_SCRIPT = `(() => {
     while (list.children.length > 50) list.firstElementChild.remove();
     if (empty) empty.hidden = true;
   });
+  const lines = document.getElementById("log-list");
+  const none = document.getElementById("log-empty");
+  events.addEventListener("log", (event) => {
+    if (!lines) return;
+    const l = JSON.parse(event.data);
+    const item = document.createElement("li");
+    item.className = "log-" + l.level;
+    const meta = document.createElement("span");
+    meta.className = "muted";
+    meta.textContent = l.time + " · " + l.level + " · " + l.op + (l.requestId ? " · " + l.requestId : "");
+    const text = document.createElement("pre");
+    text.textContent = l.message;
+    item.append(meta, text);
+    lines.prepend(item);
+    // Newest first, as many as the page was drawn with.
+    while (lines.children.length > ${LOG_LINES_SHOWN}) lines.lastElementChild.remove();
+    if (none) none.hidden = true;
+  });
 })();`;
+
 
 /** The request an event's failure came from (X-Request-Id), to find its log lines by. */
 function requestIdOf(event: ActivityEvent): string | null {
@@ -130,9 +153,13 @@ function requestIdOf(event: ActivityEvent): string | null {
   return typeof id === "string" ? id : null;
 }
 
-export function diagnosticsTab(entries: DiagEntry[], activity: ActivityEvent[], filter: SafeHtml): SafeHtml {
+export function diagnosticsTab(entries: DiagEntry[], lines: readonly LogLineView[], activity: ActivityEvent[], filter: SafeHtml): SafeHtml {
   // Oldest first; the page's script appends what arrives while it is open (DIAG_LIVE_SCRIPT).
-  return html`<h2>Recent errors and logs</h2>
+  return html`<h2>Logs</h2>
+<p class="muted">What the app's code printed during its op calls on this instance, newest first (agents: <span class="label">get_logs</span>, or <code>GET /app/{id}/logs</code>).</p>
+<p id="log-empty"${lines.length > 0 && html` hidden`}>No lines yet.</p>
+<ul class="rows" id="log-list" aria-live="polite">${lines.map((l) => html`<li class="log-${l.level}"><span class="muted">${l.time} · ${l.level} · ${l.op}${l.requestId !== null && ` · ${l.requestId}`}</span><pre>${l.message}</pre></li>`)}</ul>
+<h2>Recent errors</h2>
 <p id="diag-empty"${entries.length > 0 && html` hidden`}>Nothing recorded.</p>
 <ul class="rows" id="diag-list" aria-live="polite">${[...entries].reverse().map((e) => html`<li><div><span class="muted">${e.ts} · ${e.source}</span><pre>${e.message}${e.stack !== "" && `\n${e.stack}`}</pre></div></li>`)}</ul>
 <h2>Activity</h2>

@@ -1,0 +1,106 @@
+// Runs INSIDE workerd, in each app's isolate, before any of the app's code (the shim imports it
+// before app.js). Every console method is replaced, for good, by one that keeps the line with the
+// op call whose code wrote it (DECISIONS §18): the call is found through an AsyncLocalStorage the
+// shim enters for each call, so calls running side by side in one isolate keep their own lines,
+// and so do their timers, fetches and waitUntil work while the call is open.
+//
+// Nothing goes to workerd's own stdout or stderr any more: an app printing in a loop would
+// otherwise make Node read and drop its output, on Node's event loop. Past the per-call cap
+// a line costs one increment, so a logging loop costs the app's CPU and nothing else.
+// Lines written outside any call (the module's top level, work left running after a call was
+// answered) are dropped: there is no call to show them with.
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** The per-call cap of DECISIONS §18; Node checks it again, as it checks all a shim says. */
+const MAX_LINES = 64;
+const MAX_BYTES = 16 * 1024;
+
+const LEVELS = { debug: "debug", trace: "debug", log: "info", info: "info", dir: "info", dirxml: "info", table: "info", warn: "warn", error: "error" };
+
+const calls = new AsyncLocalStorage();
+const encoder = new TextEncoder();
+// Bound to module scope now: app code may replace the globals later.
+const stringify = JSON.stringify;
+const now = Date.now;
+
+/** One call's lines: [level, time, message, cut?], and how many more were written than kept. */
+class Capture {
+  lines = [];
+  bytes = 0;
+  dropped = 0;
+  open = true;
+}
+
+/** Runs `fn` (the op) with its console lines kept in `capture`. */
+export function capturing(capture, fn) {
+  return calls.run(capture, fn);
+}
+
+export function newCapture() {
+  return new Capture();
+}
+
+/** Closes the capture; what a result carries of it, or undefined when nothing was written. */
+export function take(capture) {
+  capture.open = false;
+  if (capture.lines.length === 0 && capture.dropped === 0) return undefined;
+  return { lines: capture.lines, dropped: capture.dropped };
+}
+
+function write(level, args) {
+  const capture = calls.getStore();
+  if (capture === undefined || !capture.open) return;
+  const room = MAX_BYTES - capture.bytes;
+  if (capture.lines.length >= MAX_LINES || room <= 0) {
+    capture.dropped += 1;
+    return;
+  }
+  const { text, bytes, cut } = fit(format(args, room), room);
+  capture.bytes += bytes;
+  // A cut line says so: Node trims its end, which may hold the first part of a secret.
+  capture.lines.push(cut ? [level, now(), text, 1] : [level, now(), text]);
+}
+
+/** The text, cut to `room` UTF-8 bytes (never inside a character), and its length in bytes. */
+function fit(text, room) {
+  // Three bytes per UTF-16 unit at most: short text needs no count.
+  if (text.length * 3 <= room) return { text, bytes: encoder.encode(text).length, cut: false };
+  const buffer = new Uint8Array(room);
+  const { read, written } = encoder.encodeInto(text, buffer);
+  return { text: text.slice(0, read), bytes: written, cut: read < text.length };
+}
+
+/** The arguments as one line, as Node's console would print them, stopping once past `room`. */
+function format(args, room) {
+  let text = "";
+  for (let i = 0; i < args.length && text.length <= room; i += 1) {
+    text += (i === 0 ? "" : " ") + show(args[i]);
+  }
+  return text;
+}
+
+function show(value) {
+  if (typeof value === "string") return value;
+  if (value instanceof Error) return String(value.stack ?? `${value.name}: ${value.message}`);
+  if (value === null || typeof value !== "object") return typeof value === "function" ? `[Function ${value.name || "anonymous"}]` : String(value);
+  try {
+    return stringify(value, (_key, v) => (typeof v === "bigint" ? `${v}n` : v)) ?? String(value);
+  } catch {
+    // A cycle, or a getter that throws.
+    return Object.prototype.toString.call(value);
+  }
+}
+
+for (const name of Object.getOwnPropertyNames(console)) {
+  if (typeof console[name] !== "function") continue;
+  const level = LEVELS[name];
+  const method =
+    level !== undefined
+      ? (...args) => write(level, args)
+      : name === "assert"
+        ? (condition, ...args) => {
+            if (!condition) write("error", ["Assertion failed", ...args]);
+          }
+        : () => undefined;
+  Object.defineProperty(console, name, { value: method, writable: false, configurable: false, enumerable: true });
+}
