@@ -63,7 +63,7 @@ describe("MCP: POST /mcp", () => {
         for (const tool of tools) expect(tool.name).toMatch(/^[a-z0-9_]{1,40}$/);
         expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["create_app", "edit_source", "call_operation", "get_diagnostics", "get_logs", "create_webhook", "update_webhook"]));
         // A tool call cannot hold a stream open: get_logs offers no follow.
-        expect(Object.keys(tools.find((t) => t.name === "get_logs")?.inputSchema.properties ?? {}).sort()).toEqual(["id", "level", "limit", "op", "since"]);
+        expect(Object.keys((tools.find((t) => t.name === "get_logs")?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {}).sort()).toEqual(["id", "level", "limit", "op", "since"]);
         // The input schema is the route's own: create_app takes module, ui, styles.
         expect(tools.find((t) => t.name === "create_app")?.inputSchema).toMatchObject({ type: "object", properties: { module: { type: "string" } }, required: ["module"] });
         await client.close();
