@@ -55,6 +55,9 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
       "Cache-Control": "no-store",
       "X-Accel-Buffering": "no",
       "X-Request-Id": request.id,
+      // A stream ends when one side leaves or this instance shuts down; its connection goes with
+      // it rather than waiting, idle, for a request that will not come (and holding up close).
+      Connection: "close",
       ...options.headers,
     });
     open.add(res);

@@ -35,11 +35,38 @@ export class EventReader {
   /** The first unread event matching `match`; rejects once the stream ends without one. */
   async next(match: (e: SentEvent) => boolean = () => true): Promise<SentEvent> {
     for (;;) {
-      const index = this.seen.findIndex(match);
-      if (index >= 0) return this.seen.splice(index, 1)[0] as SentEvent;
+      const found = this.take(match);
+      if (found !== null) return found;
       if (this.ended) throw new Error("the event stream ended");
       await new Promise<void>((resolve) => this.waiters.add(resolve));
     }
+  }
+
+  /** As `next`, but null once `ms` pass without one; an event arriving later stays unread. */
+  async within(ms: number, match: (e: SentEvent) => boolean): Promise<SentEvent | null> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      const found = this.take(match);
+      if (found !== null || this.ended) return found;
+      const left = deadline - performance.now();
+      if (left <= 0) return null;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.waiters.delete(wake);
+          resolve();
+        }, left);
+        const wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        this.waiters.add(wake);
+      });
+    }
+  }
+
+  private take(match: (e: SentEvent) => boolean): SentEvent | null {
+    const index = this.seen.findIndex(match);
+    return index >= 0 ? (this.seen.splice(index, 1)[0] as SentEvent) : null;
   }
 
   /** Reads until `until` holds of every event so far (or the stream ends); returns them all. */
