@@ -35,6 +35,9 @@ const CREATE_MODULE_BYTES = 20 * 1024;
 
 const TRIVIAL_FETCH = `export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
 const trivialApp = (id: string) => `export const manifest = { id: "${id}", routes: { op: {} } };\n${TRIVIAL_FETCH}`;
+// The trivial app printing one line a call: its op calls against the trivial app's are logs/off.
+const LOGGING_APP = `export const manifest = { id: "bench-logging", routes: { op: {} } };
+export default { async fetch(request) { console.log("answering", request.headers.get("x-svc-request")); return Response.json({ ok: true, value: 1 }); } };`;
 const KV_APP = `export const manifest = { id: "bench-kv", routes: { op: {} }, capabilities: { imports: ["svc:storage/kv@1.0"] } };
 export default { async fetch(request, env) {
   const a = await env.KV.get("a"); const b = await env.KV.get("b");
@@ -223,6 +226,7 @@ async function main(): Promise<void> {
       http: { targets: [httpTarget], pids: () => sqlite.built.ctx.executor.pool.pids() },
       metrics: { targets: [opTarget(measured, await createApp(measured, measuredToken, trivialApp("bench-metrics")), "op", measuredToken)], pids: () => measured.built.ctx.executor.pool.pids() },
       kv: { targets: [opTarget(sqlite, await createApp(sqlite, token, KV_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
+      logging: { targets: [opTarget(sqlite, await createApp(sqlite, token, LOGGING_APP), "op", token)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       direct: { targets: [opTarget(sqlite, echoId, "echo", token, echoBody)], pids: () => sqlite.built.ctx.executor.pool.pids() },
       webhook: {
         targets: [{ url: `${sqlite.url}/api/v1/hooks/${hookId}`, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${secret}` }, body: echoBody }],
@@ -271,6 +275,7 @@ async function main(): Promise<void> {
       pgHttp: "PostgreSQL (a) over HTTP",
       pgKv: "PostgreSQL (b) over HTTP",
       metrics: "(a) over HTTP, metrics kept",
+      logging: "(a) over HTTP, one console.log a call",
     };
     console.log(`npm run bench: ${CONCURRENCY} concurrent from a separate client process, ${SECONDS} s of each row in 250 ms slices taken in turn`);
     for (const [name, r] of Object.entries(results)) console.log(formatRow(labels[name] ?? name, r));
@@ -302,6 +307,7 @@ async function main(): Promise<void> {
     const createCpuMs = (created?.serverUs ?? 0) / 1000;
     // Not a target: how much of its rate a neighbour keeps while one owner floods unmetered writes.
     console.log(`  ${"metrics/off".padEnd(18)} ${ratio("metrics", "http").padStart(5)}   target >= 0.95 (op calls with metrics kept, against without)`);
+    console.log(`  ${"logs/off".padEnd(18)} ${ratio("logging", "http").padStart(5)}   target >= 0.90 (op calls of an app printing one line a call, against the same app silent)`);
     console.log(`  ${"write-share".padEnd(18)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(5)}   (a neighbour's op calls under one owner's write flood, against alone)`);
     console.log(`  ${"read-share".padEnd(18)} ${(readShare.flooded.rps / readShare.alone.rps).toFixed(2).padStart(5)}   (the same under one client's flood of ${2 * READ_KIB} KiB source reads)`);
     console.log(`  ${"render-share".padEnd(18)} ${(renderShare.flooded.rps / renderShare.alone.rps).toFixed(2).padStart(5)}   (the same while one signed-in person reloads an app's frame)`);
