@@ -47,6 +47,7 @@ import { openBlobStore } from "./blobs/open.ts";
 import { pgLiveTransport } from "./domain/events/pg-transport.ts";
 import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
 import { AppLogs, pgLogTransport } from "./domain/logs/index.ts";
+import { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { Metrics } from "./metrics/metrics.ts";
@@ -214,6 +215,11 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const deliveryLog = new DeliveryLog(writes, lagging, (error) => log.warn({ err: error }, "a webhook delivery record was not stored"));
   return {
     lifecycle: { draining: false },
+    // Operators (DECISIONS §15): a suspension ends the app's open event streams on every instance.
+    suspensions: new Suspensions(db, clock, live),
+    abuseReports: new AbuseReports(db, clock),
+    auditLog: new AuditLog(db, clock),
+    directory: new Directory(db, clock),
     builds,
     idempotency: new Idempotency(db, clock),
     versions,

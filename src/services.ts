@@ -11,6 +11,7 @@ import type { Copies } from "./domain/copies/copies.ts";
 import type { Activity, CallCounts, DiagRing } from "./domain/diagnostics/index.ts";
 import type { LiveEvents } from "./domain/events/live-events.ts";
 import type { AppLogs } from "./domain/logs/index.ts";
+import type { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
 import type { Idempotency } from "./domain/idempotency/idempotency.ts";
 import type { Mailer } from "./domain/mail/mailer.ts";
 import type { AppRunner } from "./domain/operations/as-app.ts";
@@ -87,6 +88,14 @@ export interface Services {
   deliveries: WebhookDelivery;
   /** Live app events (revision, KV data) for `GET /app/{id}/events`. */
   live: LiveEvents;
+  /** Operators stop apps and accounts, and lift it (DECISIONS §15). */
+  suspensions: Suspensions;
+  /** Anyone's reports about an app, read in /admin. */
+  abuseReports: AbuseReports;
+  /** Who did what: operators read all of it, a person their own. */
+  auditLog: AuditLog;
+  /** Accounts and apps as operators search them. */
+  directory: Directory;
   /** What apps' code printed during op calls: this instance's rings, and followers of every instance's lines. */
   logs: AppLogs;
   /** Prometheus metrics of this instance, or null when METRICS_TOKEN is unset (none are kept). */

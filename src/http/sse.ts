@@ -14,6 +14,8 @@ export const DRAIN_RECONNECT_MS = 250;
 
 export interface EventStream {
   send(event: string, data: unknown): void;
+  /** Sends `event` as the stream's last word and ends it; the client is told not to come back soon. */
+  end(event: string, data: unknown): void;
   /** Runs once when the stream ends, from either side. */
   onClose(cleanup: () => void): void;
 }
@@ -73,6 +75,11 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
     });
     return {
       send: (event, data) => write(() => raw(event, data)),
+      end: (event, data) =>
+        write(() => {
+          raw(event, data);
+          res.end();
+        }),
       onClose: (cleanup) => void res.on("close", cleanup),
     };
   };

@@ -17,6 +17,8 @@ export interface JobDeps {
   builds: Sweeps;
   renderTokens: Sweeps;
   snapshots: { sweepValues(): Promise<unknown> };
+  auditLog: Sweeps;
+  abuseReports: Sweeps;
 }
 
 /** How often due routines are looked for; a routine runs at most this late. */
@@ -26,7 +28,7 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * Every periodic job but the reaper (which app.ts builds, for tests to drive), each claimed per
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
- * snapshot refers to, such as those of deleted apps).
+ * snapshot refers to, such as those of deleted apps; the audit log and abuse reports a year).
  */
 export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
@@ -36,5 +38,7 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "idempotency-sweep", everyMs: HOUR, run: () => ctx.idempotency.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "build-sweep", everyMs: HOUR, run: () => ctx.builds.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "audit-sweep", everyMs: HOUR, run: () => ctx.auditLog.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "abuse-report-sweep", everyMs: HOUR, run: () => ctx.abuseReports.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, type Config } from "../config/config.ts";
 import { systemClock } from "../config/clock.ts";
-import { PLANS, Users } from "../domain/accounts/users.ts";
+import { PLANS, USER_ROLES, Users, type UserRole } from "../domain/accounts/users.ts";
 import { Tokens } from "../domain/tokens/tokens.ts";
 import { ApiError, type Plan } from "../errors/index.ts";
 import { migrate, openStore, type Store } from "../store/index.ts";
@@ -12,6 +12,7 @@ const USAGE = `usage: brickyard <command>
   migrate                                        apply database migrations and exit
   user create --email E --handle H --password P  create an account
   user plan <handle> <plan>                      set a plan: ${PLANS.join(", ")}
+  user role <handle> operator|member             make an account an operator (/admin), or not
   token mint <handle> [--name N] [--days 1..7]   mint a user token and print it
   backup <dir>                                   copy a running SQLite instance into a new folder
 
@@ -37,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
       case "user":
         if (sub === "create") return await userCreate(config, rest);
         if (sub === "plan") return await userPlan(config, rest);
+        if (sub === "role") return await userRole(config, rest);
         break;
       case "token":
         if (sub === "mint") return await tokenMint(config, rest);
@@ -110,6 +112,18 @@ async function userPlan(config: Config, args: string[]): Promise<number> {
   });
 }
 
+async function userRole(config: Config, args: string[]): Promise<number> {
+  const [handle, role] = args;
+  if (handle === undefined || role === undefined || !USER_ROLES.includes(role as UserRole)) {
+    console.error(`user role needs a handle and one of: ${USER_ROLES.join(", ")}`);
+    return 2;
+  }
+  return withStore(config, async (store) => {
+    const user = await new Users(store.db, systemClock).setRole(handle, role as UserRole);
+    console.log(`@${user.handle} is now ${user.role === "operator" ? "an operator" : "a member"}`);
+  });
+}
+
 async function tokenMint(config: Config, args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: "string" }, days: { type: "string" } } });
   const handle = positionals[0];
@@ -121,7 +135,7 @@ async function tokenMint(config: Config, args: string[]): Promise<number> {
   return withStore(config, async (store) => {
     const user = await new Users(store.db, systemClock).byHandle(handle);
     if (user === null) throw new ApiError("not_found", `no user with handle ${handle}`);
-    const issued = await new Tokens(store.db, systemClock, config).mintUserToken(user.id, { name: values.name ?? "cli", days });
+    const issued = await new Tokens(store.db, systemClock, config).mintUserToken(user.id, { name: values.name ?? "cli", days }, { actor: { kind: "cli" }, ip: null });
     console.log(issued.token);
   });
 }

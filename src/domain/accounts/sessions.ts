@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import type { Database } from "../../store/index.ts";
+import { apiError } from "../../errors/index.ts";
 import { hashToken } from "../tokens/format.ts";
+import { ACCOUNT_SUSPENDED } from "../tokens/tokens.ts";
 
 export const SESSION_ABSOLUTE_MS = 30 * DAY;
 export const SESSION_IDLE_MS = 7 * DAY;
@@ -32,11 +34,22 @@ export class Sessions {
     return value;
   }
 
-  /** The live session for a cookie value, or null when unknown, ended, idle or past its end. */
+  /**
+   * The live session for a cookie value, or null when unknown, ended, idle or past its end.
+   * A suspended person's session is refused (401 `unauthorized`), not ended: it works again if
+   * the operator lifts the suspension before it expires.
+   */
   async resolve(cookieValue: string): Promise<SessionLookup | null> {
     const id = hashToken(cookieValue);
-    const row = await this.db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom("sessions")
+      .innerJoin("users", "users.id", "sessions.user_id")
+      .selectAll("sessions")
+      .select("users.suspended_at")
+      .where("sessions.id", "=", id)
+      .executeTakeFirst();
     if (row === undefined) return null;
+    if (row.suspended_at !== null) throw apiError("unauthorized", ACCOUNT_SUSPENDED);
     const now = this.clock.now();
     if (now >= row.expires_at || now >= row.last_seen_at + SESSION_IDLE_MS) {
       await this.db.deleteFrom("sessions").where("id", "=", id).execute();

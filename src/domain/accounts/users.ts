@@ -4,6 +4,8 @@ import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, type Plan } from "../../errors/index.ts";
 import { isUniqueViolation, PreparedQuery, type Database } from "../../store/index.ts";
+import { writeAudit } from "../operators/audit.ts";
+import { ACCOUNT_SUSPENDED } from "../tokens/tokens.ts";
 
 // Read on every op call (the owner's plan sets its limits).
 const userById = new PreparedQuery(1, (db, id: string) => db.selectFrom("users").selectAll().where("id", "=", id));
@@ -23,7 +25,14 @@ export interface User {
   emailVerified: boolean;
   /** A person signs in; a team's account only owns apps (domain/teams). */
   kind: "person" | "team";
+  /** `operator`: sees /admin (DECISIONS §15); set only by the CLI. */
+  role: UserRole;
+  /** Set while an operator has suspended the account: no sign-in, session or token works. */
+  suspension: { at: number; reason: string } | null;
 }
+
+export const USER_ROLES = ["member", "operator"] as const;
+export type UserRole = (typeof USER_ROLES)[number];
 
 // Verifying against this when the login names nobody keeps the response time the same, so the
 // timing does not reveal which emails and handles exist. Written out rather than hashed at start
@@ -46,7 +55,7 @@ export class Users {
     if (input.password.length < MIN_PASSWORD) {
       throw apiError("invalid_request", `password must be at least ${MIN_PASSWORD} characters`);
     }
-    const user: User = { id: randomUUID(), email, handle, plan: input.plan ?? "free", createdAt: this.clock.now(), emailVerified: false, kind: "person" };
+    const user: User = { id: randomUUID(), email, handle, plan: input.plan ?? "free", createdAt: this.clock.now(), emailVerified: false, kind: "person", role: "member", suspension: null };
     const passwordHash = await argonHash(input.password);
     try {
       await this.db
@@ -73,7 +82,10 @@ export class Users {
       .where("kind", "=", "person")
       .executeTakeFirst();
     const ok = await argonVerify(row?.password_hash ?? DUMMY_HASH, password);
-    return row !== undefined && ok ? toUser(row) : null;
+    if (row === undefined || !ok) return null;
+    // Said only to whoever knows the password: a guesser learns nothing about the account.
+    if (row.suspended_at !== null) throw apiError("unauthorized", ACCOUNT_SUSPENDED);
+    return toUser(row);
   }
 
   async byId(id: string): Promise<User | null> {
@@ -92,6 +104,17 @@ export class Users {
     return row === undefined ? null : toUser(row);
   }
 
+  /** `brickyard user role`: the only way an account becomes an operator, recorded in the audit log. */
+  async setRole(handle: string, role: UserRole): Promise<User> {
+    const user = await this.byHandle(handle);
+    if (user === null) throw apiError("not_found", `no user with handle ${handle}`);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable("users").set({ role }).where("id", "=", user.id).execute();
+      await writeAudit(trx, this.clock.now(), { actor: { kind: "cli" }, ip: null }, { action: "user.role", target: { kind: "user", id: user.id }, detail: { handle, role } });
+    });
+    return { ...user, role };
+  }
+
   async setPlan(handle: string, plan: Plan): Promise<User> {
     const result = await this.db.updateTable("users").set({ plan }).where("handle", "=", handle).executeTakeFirst();
     if (result.numUpdatedRows === 0n) throw apiError("not_found", `no user with handle ${handle}`);
@@ -101,7 +124,18 @@ export class Users {
   }
 }
 
-function toUser(row: { id: string; email: string; handle: string; plan: string; created_at: number; email_verified_at: number | null; kind: "person" | "team" }): User {
+function toUser(row: {
+  id: string;
+  email: string;
+  handle: string;
+  plan: string;
+  created_at: number;
+  email_verified_at: number | null;
+  kind: "person" | "team";
+  role: "member" | "operator";
+  suspended_at: number | null;
+  suspended_reason: string | null;
+}): User {
   return {
     id: row.id,
     email: row.email,
@@ -110,5 +144,7 @@ function toUser(row: { id: string; email: string; handle: string; plan: string; 
     createdAt: Number(row.created_at),
     emailVerified: row.email_verified_at !== null,
     kind: row.kind,
+    role: row.role,
+    suspension: row.suspended_at === null ? null : { at: Number(row.suspended_at), reason: row.suspended_reason ?? "" },
   };
 }

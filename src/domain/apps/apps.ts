@@ -20,6 +20,7 @@ import { bumpRevision, commitRevision, deleteAppRows, findApp, findAppsWithToken
 import { assertSameManifestId, expectedRevision, revisionMismatch } from "./precondition.ts";
 import { prepareSource, type PreparedSource, type SourceBundle } from "../source/source.ts";
 import { uuidUrl } from "./urls.ts";
+import { writeAudit, type AuditContext } from "../operators/audit.ts";
 
 /** A role a user holds on an app through some other relation than the app row (a share, a team). */
 export type { RoleSource };
@@ -407,9 +408,9 @@ export class Apps {
   }
 
   /** POST /app/{id}/claim: the signed-in `userId` takes the app by presenting its per-app token. */
-  async claim(id: string, userId: string, token: string): Promise<AppRecord> {
+  async claim(id: string, userId: string, token: string, audit?: AuditContext): Promise<AppRecord> {
     const app = await this.find(id);
-    return claimApp({ db: this.db, now: this.clock.now(), baseUrl: this.config.baseUrl, pairing: this.pairing }, app, userId, token);
+    return claimApp({ db: this.db, now: this.clock.now(), baseUrl: this.config.baseUrl, pairing: this.pairing }, app, userId, token, audit);
   }
 
   /** Ids of unclaimed apps whose 7 days are over at `now`; the reaper removes them. */
@@ -460,19 +461,27 @@ export class Apps {
     return this.mustFind(id);
   }
 
-  /** DELETE /app/{id} (owner). */
-  async delete(id: string, actor: Actor): Promise<void> {
+  /** DELETE /app/{id} (owner); `audit`: who asked and from where, recorded with the deletion. */
+  async delete(id: string, actor: Actor, audit?: AuditContext): Promise<void> {
     await this.load(id, actor, "manage");
-    await this.deleteById(id);
+    await this.deleteById(id, undefined, audit);
   }
 
   /**
    * Removes an app with every row it owns, then tells the `deleted` listeners. No access check.
    * Given `unclaimedExpiredAt` (the reaper), only if the app is still unclaimed and expired then:
-   * a claim may have come since the reaper looked.
+   * a claim may have come since the reaper looked. Given `audit` (someone asked for it), its audit
+   * row (DECISIONS §15) commits with the deletion; the reaper's expiries are not audited.
    */
-  async deleteById(id: string, unclaimedExpiredAt?: number): Promise<boolean> {
-    const removed = await this.db.transaction().execute((trx) => deleteAppRows(trx, id, unclaimedExpiredAt));
+  async deleteById(id: string, unclaimedExpiredAt?: number, audit?: AuditContext): Promise<boolean> {
+    const removed = await this.db.transaction().execute(async (trx) => {
+      const app = await trx.selectFrom("apps").select(["manifest_id", "owner_user_id"]).where("id", "=", id).executeTakeFirst();
+      const gone = await deleteAppRows(trx, id, unclaimedExpiredAt);
+      if (gone && audit !== undefined) {
+        await writeAudit(trx, this.clock.now(), audit, { action: "app.delete", target: { kind: "app", id }, detail: { manifestId: app?.manifest_id ?? null, owner: app?.owner_user_id ?? null } });
+      }
+      return gone;
+    });
     if (removed) await this.events.emit({ type: "deleted", appId: id });
     return removed;
   }

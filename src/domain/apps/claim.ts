@@ -5,6 +5,7 @@ import { hashToken } from "../tokens/format.ts";
 import type { PairingSeam } from "./pairing-seam.ts";
 import { findApp, findOwnedByManifestId, type AppRecord } from "./queries.ts";
 import { canonicalUrl } from "./urls.ts";
+import { writeAudit, type AuditContext } from "../operators/audit.ts";
 
 export interface ClaimDeps {
   db: Kysely<Database>;
@@ -19,7 +20,7 @@ export interface ClaimDeps {
  * still unclaimed, so two claims cannot both win), the app's tokens are revoked with reason
  * `claimed` (their later use is 401 token_revoked_post_claim), and a bound pairing is approved.
  */
-export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, token: string): Promise<AppRecord> {
+export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, token: string, audit?: AuditContext): Promise<AppRecord> {
   if (app.ownerUserId !== null) throw apiError("already_claimed", "this app has already been claimed");
   const row = await deps.db
     .selectFrom("tokens")
@@ -51,6 +52,7 @@ export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, 
         .execute();
       // Pairing plugs in here: the device code minted with the app is approved for this user.
       if (deps.pairing !== null) await deps.pairing.approveBoundPairing(trx, { appId: app.id, userId });
+      if (audit !== undefined) await writeAudit(trx, deps.now, audit, { action: "app.claim", target: { kind: "app", id: app.id }, detail: { manifestId: app.manifestId } });
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;

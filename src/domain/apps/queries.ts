@@ -42,6 +42,20 @@ export interface AppRecord {
    * unclaimed.
    */
   owner?: { plan: Plan; createdAt: number; secretsVersion: number };
+  /**
+   * Set while an operator has suspended the app, or its owner's account (DECISIONS §15): nothing
+   * of it runs or is served, its data is kept. Read with the app on every request, so a
+   * suspension holds from the next request on, on every instance.
+   */
+  suspension: Suspension | null;
+}
+
+/** Why an app is stopped: its own suspension, or its owner's. */
+export interface Suspension {
+  of: "app" | "owner";
+  at: number;
+  /** The operator's words, for the owner and operators; callers see only that it is suspended. */
+  reason: string;
 }
 
 type Db = Kysely<Database>;
@@ -71,6 +85,10 @@ export function selectApps(db: Db) {
       "apps.copied_from",
       "apps.created_at",
       "apps.updated_at",
+      "apps.suspended_at",
+      "apps.suspended_reason",
+      "users.suspended_at as owner_suspended_at",
+      "users.suspended_reason as owner_suspended_reason",
       "users.handle",
       "users.plan as owner_plan",
       "users.created_at as owner_created_at",
@@ -104,10 +122,17 @@ export function toRecord(row: AppRow): AppRecord {
     updatedAt: Number(row.updated_at),
     dataVersion: Number(row.data_version ?? 0),
     storedBytes: Number(row.stored_bytes ?? 0),
+    suspension: suspensionOf(row),
     ...(row.owner_plan === null || row.owner_created_at === null
       ? {}
       : { owner: { plan: row.owner_plan as Plan, createdAt: Number(row.owner_created_at), secretsVersion: Number(row.secrets_version ?? 0) } }),
   };
+}
+
+function suspensionOf(row: AppRow): Suspension | null {
+  if (row.suspended_at !== null) return { of: "app", at: Number(row.suspended_at), reason: row.suspended_reason ?? "" };
+  if (row.owner_suspended_at !== null) return { of: "owner", at: Number(row.owner_suspended_at), reason: row.owner_suspended_reason ?? "" };
+  return null;
 }
 
 /** About what a record takes in memory: its manifest (parsed, ~3× its JSON) and the rest. */
@@ -144,6 +169,7 @@ export function newAppRecord(input: {
     updatedAt: input.now,
     dataVersion: 0,
     storedBytes: 0,
+    suspension: null,
   };
 }
 

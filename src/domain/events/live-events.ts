@@ -1,7 +1,7 @@
 import { KeyedListeners } from "./keyed-listeners.ts";
 
 /** What `GET /app/{id}/events` streams besides `hello` and pings (DECISIONS §5). */
-export type LiveEvent = { type: "revision"; revision: number } | { type: "data"; keys: string[] };
+export type LiveEvent = { type: "revision"; revision: number } | { type: "data"; keys: string[] } | { type: "suspended" };
 export type LiveListener = (event: LiveEvent) => void;
 
 /**
@@ -49,6 +49,11 @@ export class LiveEvents {
 
   revision(appId: string, revision: number): void {
     this.publish(appId, { type: "revision", revision });
+  }
+
+  /** An operator suspended the app (or its owner): its open streams end, on every instance. */
+  suspended(appId: string): void {
+    this.publish(appId, { type: "suspended" });
   }
 
   /** A KV key changed; listeners get the keys of the whole window in one `data` event. */

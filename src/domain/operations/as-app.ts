@@ -3,6 +3,7 @@ import type { AppRecord, Operations, Role, Trigger } from "../../runtime/index.t
 import type { Apps } from "../apps/apps.ts";
 import type { AppRecord as StoredApp } from "../apps/queries.ts";
 import type { StagedBuild } from "../apps/staging-seam.ts";
+import { refuseSuspended } from "../apps/suspended.ts";
 import { Staged } from "./stager.ts";
 import type { Targets } from "./targets.ts";
 
@@ -96,7 +97,9 @@ export class AppRunner {
     return this.targets.planOf(ownerUserId);
   }
 
+  /** Every run and warm-up passes here: nothing of a suspended app runs (DECISIONS §15). */
   private target(app: StoredApp): Promise<AppRecord> {
+    refuseSuspended(app);
     return this.targets.of(app);
   }
 }

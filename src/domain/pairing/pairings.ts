@@ -7,6 +7,8 @@ import { isUniqueViolation, type Database, type PairingsTable } from "../../stor
 import { PAIRED_TOKEN_DAYS, type Tokens } from "../tokens/tokens.ts";
 import { generateDeviceCode, generateUserCode, hashDeviceCode, normalizeUserCode } from "./codes.ts";
 import { ApprovalGuard, type Lock } from "./guard.ts";
+import { writeAudit } from "../operators/audit.ts";
+import { ACCOUNT_SUSPENDED } from "../tokens/tokens.ts";
 
 export const POLLING_INTERVAL_SEC = 5;
 export const SLOW_DOWN_STEP_SEC = 5;
@@ -117,7 +119,8 @@ export class Pairings {
       .execute();
   }
 
-  async poll(deviceCode: string): Promise<PollResult> {
+  /** `ip`: the polling agent's address, recorded with the token a delivered approval mints. */
+  async poll(deviceCode: string, ip: string | null = null): Promise<PollResult> {
     const row = await this.db.selectFrom("pairings").selectAll().where("device_code_hash", "=", hashDeviceCode(deviceCode)).executeTakeFirst();
     if (row === undefined) throw apiError("not_found", "no pairing has that device_code; start a new one");
     const now = this.clock.now();
@@ -127,7 +130,7 @@ export class Pairings {
         return { status: row.status };
       case "approved":
         // An approval outlives the sliding expiry (the agent may be between polls), not the hard cap.
-        return now >= row.created_at + PAIRING_HARD_CAP_MS ? { status: "expired" } : this.deliver(row);
+        return now >= row.created_at + PAIRING_HARD_CAP_MS ? { status: "expired" } : this.deliver(row, ip);
       case "pending":
         return now >= row.expires_at ? { status: "expired" } : this.pollPending(row, deviceCode, now);
     }
@@ -200,11 +203,14 @@ export class Pairings {
    * dialect (PostgreSQL re-checks `status` after the competing row lock is released), and the
    * token is minted in the same transaction, so a failed mint leaves the approval deliverable.
    */
-  private async deliver(row: PairingsTable): Promise<PollResult> {
+  private async deliver(row: PairingsTable, ip: string | null): Promise<PollResult> {
     const userId = row.user_id;
     if (userId === null) throw new Error(`pairing ${row.id} is approved but names no user`);
     return this.db.transaction().execute(async (trx) => {
       const now = this.clock.now();
+      // Approved before the account was suspended: no token until the suspension is lifted.
+      const user = await trx.selectFrom("users").select(["handle", "suspended_at"]).where("id", "=", userId).executeTakeFirst();
+      if (user?.suspended_at != null) throw apiError("unauthorized", ACCOUNT_SUSPENDED);
       const won = await trx
         .updateTable("pairings")
         .set({ status: "consumed", consumed_at: now })
@@ -217,6 +223,7 @@ export class Pairings {
         { userId, name: row.label ?? "paired agent", source: "paired", ttlMs: PAIRED_TOKEN_DAYS * DAY },
         trx,
       );
+      await writeAudit(trx, now, { actor: { kind: "user", id: userId, handle: user?.handle ?? null }, ip }, { action: "token.mint", target: { kind: "token", id: issued.id }, detail: { source: "paired", name: row.label ?? "paired agent" } });
       return { status: "approved", token: issued.token, expiresAt: issued.expiresAt ?? now + PAIRED_TOKEN_DAYS * DAY } as const;
     });
   }

@@ -154,10 +154,13 @@ export class Routines {
   async runDue(now: number): Promise<number> {
     const due = await this.db
       .selectFrom("routines")
-      .selectAll()
-      .where("enabled", "=", 1)
-      .where("next_run_at", "<=", now)
-      .orderBy("next_run_at")
+      .innerJoin("apps", "apps.id", "routines.app_id")
+      .leftJoin("users", "users.id", "apps.owner_user_id")
+      .selectAll("routines")
+      .select(["apps.suspended_at as app_suspended_at", "users.suspended_at as owner_suspended_at"])
+      .where("routines.enabled", "=", 1)
+      .where("routines.next_run_at", "<=", now)
+      .orderBy("routines.next_run_at")
       .limit(TICK_BATCH)
       .execute();
     let ran = 0;
@@ -165,6 +168,9 @@ export class Routines {
     const worker = async () => {
       for (let row = queue.shift(); row !== undefined; row = queue.shift()) {
         if (!(await this.claim(row, now))) continue;
+        // A suspended app's routines skip their slots (DECISIONS §15): no run, and no failure
+        // counted towards switching them off, so they tick again once the suspension is lifted.
+        if (row.app_suspended_at !== null || row.owner_suspended_at !== null) continue;
         ran++;
         await this.execute(row);
       }

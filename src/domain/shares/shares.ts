@@ -8,6 +8,7 @@ import type { Users } from "../accounts/users.ts";
 import type { Apps } from "../apps/apps.ts";
 import type { Mailer } from "../mail/mailer.ts";
 import type { Actor, AppRole } from "../access/access.ts";
+import { writeAudit, type AuditContext } from "../operators/audit.ts";
 
 export const SHARE_ROLES = ["collaborator", "end-user", "viewer"] as const;
 export type ShareRole = (typeof SHARE_ROLES)[number];
@@ -57,7 +58,7 @@ export class Shares {
     private readonly baseUrl: () => string,
   ) {}
 
-  async invite(appId: string, actor: Actor, input: { grantee: string; role?: ShareRole }): Promise<{ status: "pending" | "invited"; shareId: string }> {
+  async invite(appId: string, actor: Actor, input: { grantee: string; role?: ShareRole }, audit?: AuditContext): Promise<{ status: "pending" | "invited"; shareId: string }> {
     const { app } = await this.apps.load(appId, actor, "manage");
     const inviter = actor?.kind === "user" ? actor.userId : null;
     if (inviter === null) throw apiError("forbidden", "only a signed-in owner can share an app");
@@ -114,6 +115,7 @@ export class Shares {
           link_id: null,
         })
         .execute();
+      if (audit !== undefined) await writeAudit(trx, now, audit, { action: "share.invite", target: { kind: "share", id: shareId }, detail: { app: app.id, grantee: user?.handle ?? email, role } });
       return { status, shareId };
     });
     await this.mailInvitation(inviter, app.displayName, app.id, user?.email ?? email ?? "", role, result.status);
@@ -168,20 +170,28 @@ export class Shares {
   }
 
   /** The caller takes the invitation addressed to them; a repeat answers `alreadyAccepted`. */
-  async accept(appId: string, userId: string): Promise<{ alreadyAccepted: boolean }> {
+  async accept(appId: string, userId: string, audit?: AuditContext): Promise<{ alreadyAccepted: boolean }> {
     const app = await this.apps.find(appId);
     const share = await this.db.selectFrom("app_shares").selectAll().where("app_id", "=", app.id).where("grantee_user_id", "=", userId).executeTakeFirst();
     if (share?.status === "accepted") return { alreadyAccepted: true };
     if (share === undefined || share.expires_at <= this.clock.now()) throw apiError("forbidden", "you hold no open invitation to this app");
-    await this.db.updateTable("app_shares").set({ status: "accepted", accepted_at: this.clock.now() }).where("id", "=", share.id).where("status", "=", "pending").execute();
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      const taken = await trx.updateTable("app_shares").set({ status: "accepted", accepted_at: now }).where("id", "=", share.id).where("status", "=", "pending").executeTakeFirst();
+      if (taken.numUpdatedRows > 0n && audit !== undefined) await writeAudit(trx, now, audit, { action: "share.accept", target: { kind: "share", id: share.id }, detail: { app: app.id, role: share.role } });
+    });
     return { alreadyAccepted: false };
   }
 
   /** Removes the grant or invitation `shareId` of this app; true when there was one. */
-  async revoke(appId: string, actor: Actor, shareId: string): Promise<boolean> {
+  async revoke(appId: string, actor: Actor, shareId: string, audit?: AuditContext): Promise<boolean> {
     const { app } = await this.apps.load(appId, actor, "manage");
-    const result = await this.db.deleteFrom("app_shares").where("id", "=", shareId).where("app_id", "=", app.id).executeTakeFirst();
-    return result.numDeletedRows > 0n;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom("app_shares").where("id", "=", shareId).where("app_id", "=", app.id).executeTakeFirst();
+      const gone = result.numDeletedRows > 0n;
+      if (gone && audit !== undefined) await writeAudit(trx, this.clock.now(), audit, { action: "share.revoke", target: { kind: "share", id: shareId }, detail: { app: app.id } });
+      return gone;
+    });
   }
 
   async list(appId: string, actor: Actor): Promise<ShareView[]> {

@@ -8,6 +8,7 @@ import type { Apps } from "../apps/apps.ts";
 import type { AppRecord } from "../apps/queries.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Teams } from "./teams.ts";
+import { writeAudit, type AuditContext } from "../operators/audit.ts";
 
 export interface TransferInput {
   /** A team's slug: the app moves into that team. */
@@ -34,7 +35,7 @@ export class AppTransfer {
     private readonly secrets: Secrets,
   ) {}
 
-  async transfer(appId: string, actor: Actor, input: TransferInput): Promise<{ app: AppRecord; moved: boolean }> {
+  async transfer(appId: string, actor: Actor, input: TransferInput, audit?: AuditContext): Promise<{ app: AppRecord; moved: boolean }> {
     if ((input.team === undefined) === (input.user === undefined)) throw apiError("invalid_request", "send exactly one of team (a team's slug) or user (a handle)");
     const { app } = await this.apps.load(appId, actor, "manage");
     const actorId = actor?.kind === "user" ? actor.userId : null;
@@ -52,6 +53,7 @@ export class AppTransfer {
           .executeTakeFirst();
         if (moved.numUpdatedRows === 0n) throw apiError("forbidden", "this app changed owner a moment ago; load it again");
         await this.secrets.moveScope(trx, { ownerUserId: from, manifestId: app.manifestId }, { ownerUserId: to, manifestId: app.manifestId });
+        if (audit !== undefined) await writeAudit(trx, this.clock.now(), audit, { action: "app.transfer", target: { kind: "app", id: app.id }, detail: { from, to } });
       });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;

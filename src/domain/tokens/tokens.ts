@@ -3,15 +3,24 @@ import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import { PreparedQuery, timeOrderedUuid, type Database, type TokensTable } from "../../store/index.ts";
 import { hashToken, mintToken, parseToken, type TokenKind } from "./format.ts";
+import { writeAudit, type AuditContext } from "../operators/audit.ts";
 
-// Read on every authenticated request.
-const tokenByHash = new PreparedQuery(1, (db, hash: string) => db.selectFrom("tokens").selectAll().where("hash", "=", hash));
+// Read on every authenticated request, with the suspension of the account it speaks for: a
+// suspended person's tokens are refused (DECISIONS §15), and suspending moves the token epoch, so
+// a row cached for op calls is read again with it (migration 026).
+const tokenByHash = new PreparedQuery(1, (db, hash: string) =>
+  db.selectFrom("tokens").leftJoin("users", "users.id", "tokens.user_id").selectAll("tokens").select("users.suspended_at as user_suspended_at").where("tokens.hash", "=", hash),
+);
+type TokenRow = TokensTable & { user_suspended_at: number | null };
 // Every anonymous create mints one.
 const insertToken = new PreparedQuery(
   10,
   (db, id: string, kind: TokensTable["kind"], hash: string, prefix: string, name: string | null, source: TokensTable["source"], userId: string | null, appId: string | null, createdAt: number, expiresAt: number | null) =>
     db.insertInto("tokens").values({ id, kind, hash, prefix, name, source, user_id: userId, app_id: appId, created_at: createdAt, expires_at: expiresAt, revoked_at: null, revoked_reason: null, last_used_at: null }),
 );
+
+/** What a suspended person's sign-in, session and tokens are refused with (401 `unauthorized`). */
+export const ACCOUNT_SUSPENDED = "this account is suspended by the operator";
 
 export const USER_TOKEN_DEFAULT_DAYS = 7;
 export const PAIRED_TOKEN_DAYS = 30;
@@ -48,7 +57,7 @@ export interface IssuedToken {
 export class Tokens {
   private readonly touched = new Map<string, number>();
   /** Rows by hash, each with the token epoch read before it (migration 022). */
-  private readonly cached = new Map<string, { row: TokensTable; epoch: number }>();
+  private readonly cached = new Map<string, { row: TokenRow; epoch: number }>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -83,6 +92,7 @@ export class Tokens {
     if (row.expires_at !== null && now >= row.expires_at) {
       throw apiError("token_expired", "the bearer token has expired");
     }
+    if (row.user_suspended_at !== null) throw apiError("unauthorized", ACCOUNT_SUSPENDED);
     // The row may lag this process's own touches (50 calls at once all read null): the latest
     // one made here counts too, so a burst of calls writes the row once, not once per call.
     const touched = Math.max(row.last_used_at ?? -Infinity, this.touched.get(row.id) ?? -Infinity);
@@ -101,7 +111,7 @@ export class Tokens {
    * since the row was read. Expiry is still checked against the clock on every call. Unknown
    * tokens are not cached (one minted a moment ago elsewhere moves no epoch).
    */
-  private async rowOf(hash: string, epoch: number | undefined): Promise<TokensTable | undefined> {
+  private async rowOf(hash: string, epoch: number | undefined): Promise<TokenRow | undefined> {
     if (epoch === undefined) return tokenByHash.takeFirst(this.db, hash);
     const hit = this.cached.get(hash);
     if (hit !== undefined && hit.epoch === epoch) return hit.row;
@@ -113,9 +123,16 @@ export class Tokens {
     return row;
   }
 
-  async mintUserToken(userId: string, options: { name?: string | null; days?: number; source?: "minted" | "paired" }): Promise<IssuedToken> {
+  /** Given `audit` (a person asked for it), the mint and its audit row commit together (DECISIONS §15). */
+  async mintUserToken(userId: string, options: { name?: string | null; days?: number; source?: "minted" | "paired" }, audit?: AuditContext): Promise<IssuedToken> {
     const days = options.days ?? USER_TOKEN_DEFAULT_DAYS;
-    return this.issue("user", { userId, name: options.name ?? null, source: options.source ?? "minted", ttlMs: days * DAY });
+    const mint = (db: Kysely<Database>) => this.issue("user", { userId, name: options.name ?? null, source: options.source ?? "minted", ttlMs: days * DAY }, db);
+    if (audit === undefined) return mint(this.db);
+    return this.db.transaction().execute(async (trx) => {
+      const issued = await mint(trx);
+      await writeAudit(trx, issued.createdAt, audit, { action: "token.mint", target: { kind: "token", id: issued.id }, detail: { name: options.name ?? null, days } });
+      return issued;
+    });
   }
 
   /** Inserts a token row and returns its plaintext, the only time anyone sees it. */
@@ -156,16 +173,20 @@ export class Tokens {
   }
 
   /** Revokes one of the user's tokens at once; 404 when the user has no such live token. */
-  async revokeUserToken(userId: string, tokenId: string): Promise<void> {
-    const result = await this.db
-      .updateTable("tokens")
-      .set({ revoked_at: this.clock.now(), revoked_reason: "revoked" })
-      .where("id", "=", tokenId)
-      .where("user_id", "=", userId)
-      .where("kind", "=", "user")
-      .where("revoked_at", "is", null)
-      .executeTakeFirst();
-    if (result.numUpdatedRows === 0n) throw apiError("not_found", "no such token");
+  async revokeUserToken(userId: string, tokenId: string, audit?: AuditContext): Promise<void> {
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable("tokens")
+        .set({ revoked_at: now, revoked_reason: "revoked" })
+        .where("id", "=", tokenId)
+        .where("user_id", "=", userId)
+        .where("kind", "=", "user")
+        .where("revoked_at", "is", null)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) throw apiError("not_found", "no such token");
+      if (audit !== undefined) await writeAudit(trx, now, audit, { action: "token.revoke", target: { kind: "token", id: tokenId } });
+    });
   }
 }
 

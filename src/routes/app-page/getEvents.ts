@@ -1,12 +1,13 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import type { LiveEvent } from "../../domain/events/live-events.ts";
-import { apiError } from "../../errors/index.ts";
+import { ApiError, apiError } from "../../errors/index.ts";
 import { sessionCookieName, shareKey } from "../../http/auth.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
+import { refuseSuspended, SUSPENDED_MESSAGE } from "../../domain/apps/suspended.ts";
 
 /**
  * `GET /app/{id}/events` (spec Events 2): `hello {revision}` on connect, `revision {revision}`
@@ -34,6 +35,7 @@ export default function getEvents(app: App, ctx: Services): void {
         throw apiError("sse_cookie_expired", "the session behind this stream has ended; sign in again and reconnect");
       }
       const { app: record } = await ctx.apps.load(request.params.id, principal, "view");
+      refuseSuspended(record);
       const viaSession = principal?.kind === "user" && principal.via === "session" ? cookie : undefined;
 
       // A cookie stream checks its session before each event and ping; token streams skip it.
@@ -46,7 +48,8 @@ export default function getEvents(app: App, ctx: Services): void {
       events.send("hello", { revision: record.revision });
       const unsubscribe = ctx.live.subscribe(record.id, (event: LiveEvent) => {
         if (event.type === "revision") events.send("revision", { revision: event.revision });
-        else events.send("data", { keys: event.keys });
+        else if (event.type === "data") events.send("data", { keys: event.keys });
+        else events.end("error", { ok: false, error: { kind: "forbidden", message: SUSPENDED_MESSAGE } });
       });
       events.onClose(unsubscribe);
     },
@@ -57,8 +60,9 @@ export default function getEvents(app: App, ctx: Services): void {
 export async function stillSignedIn(ctx: Services, cookie: string): Promise<boolean> {
   try {
     return (await ctx.sessions.resolve(cookie)) !== null;
-  } catch {
-    // A store hiccup is not a sign-out; the next ping checks again.
-    return true;
+  } catch (error) {
+    // A refusal (a suspended account) ends the stream; a store hiccup is not a sign-out, and
+    // the next ping checks again.
+    return !(error instanceof ApiError);
   }
 }

@@ -6,6 +6,7 @@ import type { App } from "../../http/types.ts";
 import { frameCsp, framePage } from "../../web/frame.ts";
 import { newNonce } from "../../web/layout.ts";
 import { AppIdParams } from "../apps/schemas.ts";
+import { refuseSuspended } from "../../domain/apps/suspended.ts";
 
 export default function getFrame(app: App, ctx: Services): void {
   app.get(
@@ -29,6 +30,7 @@ export default function getFrame(app: App, ctx: Services): void {
       if (holder.kind !== "render" || holder.appId !== record.id) throw apiError("forbidden", "this token does not open this app");
       // Only while the person who opened the page may still open it (a share revoked, a team left).
       requirePermission(await ctx.apps.roleOf(holder, record), record, "view");
+      refuseSuspended(record);
       const code = await ctx.apps.codeAt(record.id, record.revision);
       if (code === null) throw new Error(`app ${record.id} has no source for revision ${record.revision}`);
       const sdkToken = await ctx.renderTokens.mintFrame(record.id, holder.userId);

@@ -8,6 +8,7 @@ import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.t
 import { ok, Timestamp } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
+import { refuseSuspended } from "../../domain/apps/suspended.ts";
 
 // Spec Limits: 10 per app per client IP and 60 per app across all addresses, per 60 s.
 export const REFRESH_PER_APP_IP: BucketRule = { name: "render_token_refresh_ip", capacity: 10 };
@@ -33,6 +34,7 @@ export default function refreshRenderToken(app: App, ctx: Services): void {
       if (principal === null) throw apiError("unauthorized", "send the current render token as 'Authorization: Bearer svc_render_…'");
       if (principal.kind !== "render") throw apiError("forbidden", "only a render token can be refreshed here");
       if (principal.appId !== record.id) throw apiError("forbidden", "this render token belongs to another app");
+      refuseSuspended(record);
       // A page whose person lost access gets no fresh token to carry on with.
       requirePermission(await ctx.apps.roleOf(principal, record), record, "view");
       enforceRateLimit(

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
 import { can } from "../../domain/access/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
+import { SUSPENDED_MESSAGE } from "../../domain/apps/suspended.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
@@ -51,6 +52,12 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
     if (access.allowed || access.signedIn) return sendPage(reply, errorPage(missing), 404);
     const intro = access.allowed === false && access.expiredLink ? "This link has expired. Sign in to open the app." : "Sign in to open this app.";
     return sendPage(reply, signInPage({ returnTo: request.url.split("?")[0] ?? "/", intro }), 401);
+  }
+  if (app.suspension !== null) {
+    // DECISIONS §15: the page says so (403); nothing of the app is served, not even its frame.
+    const suspended = apiError("forbidden", `This app has been ${SUSPENDED_MESSAGE}.`);
+    if (!(request.headers.accept ?? "").includes("text/html")) throw apiError("forbidden", SUSPENDED_MESSAGE);
+    return sendPage(reply, errorPage(suspended), 403);
   }
   const queryToken = access.queryToken ?? (await ctx.renderTokens.mintQuery(app.id, access.userId)).token;
   const base = ctx.config.baseUrl;

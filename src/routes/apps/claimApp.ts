@@ -6,6 +6,7 @@ import { requireUser } from "../../http/auth.ts";
 import { ok, security, Timestamp } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "./schemas.ts";
+import { auditContext } from "../../http/audit.ts";
 
 export default function claimApp(app: App, ctx: Services): void {
   app.post(
@@ -24,7 +25,7 @@ export default function claimApp(app: App, ctx: Services): void {
     },
     async (request) => {
       const user = await requireUser(ctx, request);
-      const claimed = await ctx.apps.claim(request.params.id, user.userId, request.body.token);
+      const claimed = await ctx.apps.claim(request.params.id, user.userId, request.body.token, auditContext(request, user));
       return {
         ok: true as const,
         id: claimed.id,

@@ -1,4 +1,5 @@
 import type { Services } from "../../services.ts";
+import { auditContext } from "../../http/audit.ts";
 import { principalOf } from "../../http/auth.ts";
 import { OkOnly, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -17,7 +18,8 @@ export default function deleteApp(app: App, ctx: Services): void {
       },
     },
     async (request) => {
-      await ctx.apps.delete(request.params.id, await principalOf(ctx, request));
+      const principal = await principalOf(ctx, request);
+      await ctx.apps.delete(request.params.id, principal, auditContext(request, principal));
       return { ok: true as const };
     },
   );

@@ -8,7 +8,7 @@ import { VERIFY_RESEND_PER_USER } from "../auth/limits.ts";
 import { sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
 import { accountPage } from "../../web/pages/console/account.ts";
-import { viewerOf, type Viewer } from "../pages/viewer.ts";
+import { viewerAudit, viewerOf, type Viewer } from "../pages/viewer.ts";
 
 /** A token minted here lasts as long as one from POST /api/token by default. */
 const TOKEN_DAYS = 7;
@@ -40,7 +40,7 @@ export default function accountPages(app: App, ctx: Services): void {
     async (request, reply) => {
       const viewer = await signedIn(request, reply);
       if (viewer === null) return reply;
-      const issued = await ctx.tokens.mintUserToken(viewer.userId, { name: request.body.name, days: TOKEN_DAYS });
+      const issued = await ctx.tokens.mintUserToken(viewer.userId, { name: request.body.name, days: TOKEN_DAYS }, viewerAudit(request, viewer));
       return render(reply, viewer, issued.token);
     },
   );
@@ -69,7 +69,7 @@ export default function accountPages(app: App, ctx: Services): void {
     async (request, reply) => {
       const viewer = await signedIn(request, reply);
       if (viewer === null) return reply;
-      await ctx.tokens.revokeUserToken(viewer.userId, request.params.id);
+      await ctx.tokens.revokeUserToken(viewer.userId, request.params.id, viewerAudit(request, viewer));
       return reply.redirect("/account", 303);
     },
   );

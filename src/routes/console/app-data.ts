@@ -9,6 +9,7 @@ import type { ShareRole } from "../../domain/shares/shares.ts";
 import type { App } from "../../http/types.ts";
 import { assetsTab, sharesTab, feedbackTab, secretsTab } from "../../web/pages/console/tabs.ts";
 import { consoleKit, ItemParams, Params } from "./opened.ts";
+import { viewerAudit } from "../pages/viewer.ts";
 
 /** An app's secrets (names only), assets, feedback and sharing. */
 export default function appData(app: App, ctx: Services): void {
@@ -83,14 +84,14 @@ export default function appData(app: App, ctx: Services): void {
     async (request, reply) => {
       const o = await open(request, request.params.id, reply);
       if (o === null) return reply;
-      await ctx.shares.invite(o.app.id, user(o), { grantee: request.body.grantee.trim(), role: request.body.role as ShareRole });
+      await ctx.shares.invite(o.app.id, user(o), { grantee: request.body.grantee.trim(), role: request.body.role as ShareRole }, viewerAudit(request, o.viewer));
       return back(reply, o, "shares");
     },
   );
   app.post("/apps/:id/shares/:item/revoke", { schema: { ...summary("revoke a share"), params: ItemParams } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;
-    await ctx.shares.revoke(o.app.id, user(o), request.params.item);
+    await ctx.shares.revoke(o.app.id, user(o), request.params.item, viewerAudit(request, o.viewer));
     return back(reply, o, "shares");
   });
 }

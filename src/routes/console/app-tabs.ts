@@ -12,6 +12,7 @@ import { appOverviewBody } from "../../web/pages/console/front.ts";
 import { versionsTab, operationsTab, settingsSection, sourceTab, type OperationCall, storageMeter } from "../../web/pages/console/tabs.ts";
 import { APP_CAP_BYTES } from "../../runtime/index.ts";
 import { consoleKit, ItemParams, Params, type Opened } from "./opened.ts";
+import { viewerAudit } from "../pages/viewer.ts";
 
 /**
  * An app's console (issue 19): overview and settings, source, versions and operations. Pages
@@ -65,7 +66,7 @@ export default function appTabs(app: App, ctx: Services): void {
       const o = await open(request, request.params.id, reply);
       if (o === null) return reply;
       if (request.body.confirm.trim() !== o.app.manifestId) throw apiError("invalid_request", `type ${o.app.manifestId} to confirm the deletion`);
-      await ctx.apps.delete(o.app.id, user(o));
+      await ctx.apps.delete(o.app.id, user(o), viewerAudit(request, o.viewer));
       return reply.redirect("/", 303);
     },
   );

@@ -10,6 +10,7 @@ import { answerMcp, mcpBodyErrors, mcpCaller, refuseSessionMethods, type McpCall
 import { invoke, type JsonSchema, type ToolBinding } from "./invoke.ts";
 import { lazyHandler, type Sdk } from "./sdk.ts";
 import { argsSchema, lazyBindings, SERVER_INFO, toolResult } from "./server.ts";
+import { refuseSuspended } from "../../domain/apps/suspended.ts";
 
 interface AppMcpRequest {
   caller: McpCaller;
@@ -46,6 +47,7 @@ export default function appMcpRoutes(app: App, ctx: Services): void {
     async (request, reply) => {
       const caller = await mcpCaller(ctx, request);
       const { app: record, role } = await ctx.apps.load(request.params.id, caller.principal, "view");
+      refuseSuspended(record);
       const extra: AppMcpRequest = { caller, app: record, role };
       return answerMcp(await handler(), ctx, request, reply, extra as unknown as Record<string, unknown>);
     },

@@ -5,7 +5,7 @@ import { apiError } from "../../errors/index.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
 import { invitationPage, invitationSignInPage } from "../../web/pages/invitation.ts";
-import { viewerOf } from "./viewer.ts";
+import { viewerAudit, viewerOf } from "./viewer.ts";
 
 const Params = Type.Object({ appId: Type.String({ maxLength: 100 }) });
 
@@ -29,7 +29,7 @@ export default function invitationRoutes(app: App, ctx: Services): void {
   app.post("/invitations/:appId", { schema: { tags: ["pages"], summary: "The invitation page's form: accept, then open the app", params: Params } }, async (request, reply) => {
     const viewer = await viewerOf(ctx, request);
     if (viewer === null) throw apiError("sign_in_required", "sign in to accept an invitation");
-    await ctx.shares.accept(request.params.appId, viewer.userId);
+    await ctx.shares.accept(request.params.appId, viewer.userId, viewerAudit(request, viewer));
     return reply.redirect(uuidUrl(ctx.config.baseUrl, request.params.appId), 303);
   });
 }

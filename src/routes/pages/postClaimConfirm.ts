@@ -4,7 +4,7 @@ import { canonicalUrl } from "../../domain/apps/urls.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 import { clearClaimCookie, readClaimCookie } from "./claimCookie.ts";
-import { viewerOf } from "./viewer.ts";
+import { viewerAudit, viewerOf } from "./viewer.ts";
 
 export default function postClaimConfirm(app: App, ctx: Services): void {
   app.post(
@@ -21,7 +21,7 @@ export default function postClaimConfirm(app: App, ctx: Services): void {
       if (viewer === null) throw apiError("sign_in_required", "sign in to claim this app");
       const token = readClaimCookie(request, request.params.id);
       if (token === null) throw apiError("forbidden", "open the claim link from your agent in this browser first");
-      const claimed = await ctx.apps.claim(request.params.id, viewer.userId, token);
+      const claimed = await ctx.apps.claim(request.params.id, viewer.userId, token, viewerAudit(request, viewer));
       clearClaimCookie(ctx, reply, claimed.id);
       return reply.redirect(canonicalUrl(ctx.config.baseUrl, { ...claimed, ownerHandle: viewer.handle }), 303);
     },

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
-import { principalOf } from "../../http/auth.ts";
+import type { AuditContext } from "../../domain/operators/index.ts";
+import { clientIp, principalOf } from "../../http/auth.ts";
 
 export interface Viewer {
   userId: string;
@@ -13,4 +14,9 @@ export async function viewerOf(ctx: Services, request: FastifyRequest): Promise<
   if (principal?.kind !== "user") return null;
   const user = await ctx.users.byId(principal.userId);
   return user === null ? null : { userId: user.id, handle: user.handle };
+}
+
+/** The signed-in person as the audit log records them (DECISIONS §15). */
+export function viewerAudit(request: FastifyRequest, viewer: Viewer): AuditContext {
+  return { actor: { kind: "user", id: viewer.userId, handle: viewer.handle }, ip: clientIp(request) };
 }

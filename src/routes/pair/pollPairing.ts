@@ -4,6 +4,7 @@ import { security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { limitPerIp, PAIR_POLL_PER_IP } from "./limits.ts";
 import { PollBody, PollResponse } from "./schemas.ts";
+import { clientIp } from "../../http/auth.ts";
 
 export default function pollPairing(app: App, ctx: Services): void {
   app.post(
@@ -19,7 +20,7 @@ export default function pollPairing(app: App, ctx: Services): void {
       preHandler: limitPerIp(ctx, PAIR_POLL_PER_IP),
     },
     async (request) => {
-      const result = await ctx.pairings.poll(request.body.device_code);
+      const result = await ctx.pairings.poll(request.body.device_code, clientIp(request));
       if (result.status === "approved") return { ok: true as const, status: result.status, token: result.token, expiresAt: iso(result.expiresAt) };
       return { ok: true as const, ...result };
     },

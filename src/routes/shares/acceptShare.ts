@@ -4,6 +4,7 @@ import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../routines/schemas.ts";
+import { auditContext } from "../../http/audit.ts";
 
 export default function acceptShare(app: App, ctx: Services): void {
   app.post(
@@ -19,7 +20,7 @@ export default function acceptShare(app: App, ctx: Services): void {
     },
     async (request) => {
       const user = await requireUser(ctx, request);
-      const { alreadyAccepted } = await ctx.shares.accept(request.params.appId, user.userId);
+      const { alreadyAccepted } = await ctx.shares.accept(request.params.appId, user.userId, auditContext(request, user));
       return alreadyAccepted ? { ok: true as const, alreadyAccepted: true as const } : { ok: true as const };
     },
   );

@@ -5,6 +5,7 @@ import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../routines/schemas.ts";
 import { ShareRoleSchema } from "./schemas.ts";
+import { auditContext } from "../../http/audit.ts";
 
 export default function inviteShare(app: App, ctx: Services): void {
   app.post(
@@ -24,7 +25,7 @@ export default function inviteShare(app: App, ctx: Services): void {
     },
     async (request, reply) => {
       const user = await requireUser(ctx, request);
-      const { status, shareId } = await ctx.shares.invite(request.params.appId, user, request.body);
+      const { status, shareId } = await ctx.shares.invite(request.params.appId, user, request.body, auditContext(request, user));
       return reply.status(201).send({ ok: true, status, shareId });
     },
   );

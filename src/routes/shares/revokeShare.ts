@@ -5,6 +5,7 @@ import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { ShareParams } from "./schemas.ts";
+import { auditContext } from "../../http/audit.ts";
 
 export default function revokeShare(app: App, ctx: Services): void {
   app.post(
@@ -20,7 +21,7 @@ export default function revokeShare(app: App, ctx: Services): void {
     },
     async (request) => {
       const user = await requireUser(ctx, request);
-      const revoked = await ctx.shares.revoke(request.params.appId, user, request.params.shareId);
+      const revoked = await ctx.shares.revoke(request.params.appId, user, request.params.shareId, auditContext(request, user));
       return { ok: true as const, revoked, note: REVOKE_NOTE };
     },
   );

@@ -5,6 +5,7 @@ import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../routines/schemas.ts";
+import { auditContext } from "../../http/audit.ts";
 
 export default function transferApp(app: App, ctx: Services): void {
   app.post(
@@ -24,7 +25,7 @@ export default function transferApp(app: App, ctx: Services): void {
     },
     async (request) => {
       const user = await requireUser(ctx, request);
-      const { app: moved, moved: changed } = await ctx.transfer.transfer(request.params.appId, user, request.body);
+      const { app: moved, moved: changed } = await ctx.transfer.transfer(request.params.appId, user, request.body, auditContext(request, user));
       return { ok: true as const, id: moved.id, owner: moved.ownerHandle ?? "", url: canonicalUrl(ctx.config.baseUrl, moved), moved: changed };
     },
   );

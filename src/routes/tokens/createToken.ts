@@ -4,6 +4,7 @@ import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { NullableTimestamp, Timestamp, ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
+import { auditContext } from "../../http/audit.ts";
 
 export default function createToken(app: App, ctx: Services): void {
   app.post(
@@ -34,7 +35,7 @@ export default function createToken(app: App, ctx: Services): void {
     async (request, reply) => {
       const principal = await requireUser(ctx, request);
       const name = request.body.name ?? null;
-      const issued = await ctx.tokens.mintUserToken(principal.userId, { name, days: request.body.expires_in_days ?? 7 });
+      const issued = await ctx.tokens.mintUserToken(principal.userId, { name, days: request.body.expires_in_days ?? 7 }, auditContext(request, principal));
       return reply.status(201).send({
         ok: true,
         id: issued.id,

@@ -3,6 +3,7 @@ import type { Services } from "../../services.ts";
 import { requireUser } from "../../http/auth.ts";
 import { OkOnly, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
+import { auditContext } from "../../http/audit.ts";
 
 export default function deleteToken(app: App, ctx: Services): void {
   app.delete(
@@ -18,7 +19,7 @@ export default function deleteToken(app: App, ctx: Services): void {
     },
     async (request) => {
       const principal = await requireUser(ctx, request);
-      await ctx.tokens.revokeUserToken(principal.userId, request.params.id);
+      await ctx.tokens.revokeUserToken(principal.userId, request.params.id, auditContext(request, principal));
       return { ok: true as const };
     },
   );

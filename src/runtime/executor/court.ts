@@ -39,6 +39,11 @@ export class Court {
     return new ExecutorFault("quarantined", "not_started", `${who} quarantined for ${Math.ceil(left.ms / 1000)} s more`);
   }
 
+  /** Ms left of the app's quarantine (or its owner's), for operators; 0 when it may run. */
+  quarantineLeft(appId: string, ownerId: string | null): number {
+    return this.quarantine.remaining(appId, ownerId).ms;
+  }
+
   /** The group an app's calls run in apart from everyone else: on trial, or its own on parole. */
   trialOf(appId: string, now: number): Trial | undefined {
     const trial = this.trials.of(appId);

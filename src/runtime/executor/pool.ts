@@ -257,6 +257,11 @@ export class ExecutorPool {
     );
   }
 
+  /** Ms left of the app's quarantine on this instance (it is per instance), for /admin; 0 when none. */
+  quarantineLeft(appId: string, ownerId: string | null): number {
+    return this.court.quarantineLeft(appId, ownerId);
+  }
+
   /** Live processes by what they run, and the isolates they hold (the metrics read it at each scrape). */
   census(): { processes: Record<string, number>; isolates: number } {
     const processes: Record<string, number> = {};

@@ -25,6 +25,7 @@ import * as m022 from "./022-token-epoch.ts";
 import * as m023 from "./023-kv-set-many.ts";
 import * as m024 from "./024-render-token-holders.ts";
 import * as m025 from "./025-token-epoch-at-commit.ts";
+import * as m026 from "./026-operators.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -58,6 +59,7 @@ const steps: Record<string, Step> = {
   "023-kv-set-many": m023,
   "024-render-token-holders": m024,
   "025-token-epoch-at-commit": m025,
+  "026-operators": m026,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

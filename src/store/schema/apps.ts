@@ -30,4 +30,7 @@ export interface AppsTable {
   copied_from: string | null;
   created_at: number;
   updated_at: number;
+  /** Set while an operator has suspended the app (DECISIONS §15): its data is kept, nothing of it runs. */
+  suspended_at: number | null;
+  suspended_reason: string | null;
 }

@@ -5,6 +5,7 @@ import type { AppsTable } from "./apps.ts";
 import type { AssetsTable } from "./assets.ts";
 import type { BuildBundlesTable, BuildsTable } from "./builds.ts";
 import type { OpCallCountsTable } from "./call-counts.ts";
+import type { AbuseReportsTable, AuditLogTable } from "./operators.ts";
 import type { IdempotencyRecordsTable } from "./idempotency.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
@@ -25,6 +26,8 @@ import type { WebhookDeliveriesTable, WebhooksTable } from "./webhooks.ts";
 /** The whole schema as Kysely sees it: one entry per table, one file per table beside this one. */
 export interface Database {
   users: UsersTable;
+  abuse_reports: AbuseReportsTable;
+  audit_log: AuditLogTable;
   sessions: SessionsTable;
   tokens: TokensTable;
   token_epoch: TokenEpochTable;

@@ -14,4 +14,9 @@ export interface UsersTable {
   email_verified_at: number | null;
   /** `person`, or `team`: a team's account, which owns its apps and never signs in (teams.ts). */
   kind: Generated<"person" | "team">;
+  /** `operator` (set only by the CLI: `brickyard user role`) sees /admin; everyone else is a `member`. */
+  role: Generated<"member" | "operator">;
+  /** Set while an operator has suspended the account (DECISIONS §15); its apps stop with it. */
+  suspended_at: number | null;
+  suspended_reason: string | null;
 }

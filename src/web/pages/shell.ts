@@ -52,6 +52,7 @@ export function shellPage(options: ShellOptions): string {
 <textarea id="feedback-text" name="text" rows="4" maxlength="16000" required></textarea>
 <button type="submit">Send feedback</button><p id="feedback-status" role="status"></p></form>
 </details>
+<a id="report-app" href="${options.base}/app/${options.appId}/report" target="_blank" rel="noopener">Report</a>
 </nav>
 </header>
 <iframe id="app-frame" title="${options.title}" src="${options.frameSrc}" sandbox="allow-scripts allow-forms allow-popups" referrerpolicy="no-referrer"></iframe>

@@ -27,6 +27,8 @@ export function tabPath(appId: string, tab: AppTab): string {
 /** One of an app's console pages: its name, the tabs (the current one marked), the tab's body. */
 export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; body: HtmlValue; notice?: string; script?: { nonce: string; source: string } }): SafeHtml {
   const { app, tab } = options;
+  // The owner learns why (DECISIONS §15); everyone else only that it is suspended.
+  const notice = app.suspension !== null ? suspensionNotice(app.suspension) : options.notice;
   const title = TABS.find(([id]) => id === tab)?.[1] ?? "";
   return layout({
     title: `${title} · ${app.displayName}`,
@@ -36,10 +38,15 @@ export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; 
 <nav aria-label="App sections"><ul class="tabs">${TABS.map(
       ([id, name]) => html`<li><a href="${tabPath(app.id, id)}"${id === tab && html` aria-current="page"`}>${name}</a></li>`,
     )}</ul></nav>
-${options.notice !== undefined && html`<p class="notice" role="status">${options.notice}</p>`}
+${notice !== undefined && html`<p class="notice" role="status" id="suspension-notice">${notice}</p>`}
 ${options.body}`,
     ...(options.script === undefined ? {} : { script: options.script }),
   });
+}
+
+function suspensionNotice(suspension: NonNullable<AppRecord["suspension"]>): string {
+  const whose = suspension.of === "owner" ? "Its owner's account is suspended" : "This app is suspended";
+  return `${whose} by the operator: ${suspension.reason}. Its page, operations, webhooks and routines are stopped; its data is kept.`;
 }
 
 /** A small form that posts to `action` with one button (run, rotate, delete…). */
