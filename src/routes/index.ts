@@ -63,6 +63,7 @@ import versions from "./versions/versions.ts";
 import copies from "./copies/copies.ts";
 import getBuild from "./builds/getBuild.ts";
 import getLogs from "./logs/getLogs.ts";
+import adminApi from "./admin/api.ts";
 import mcp from "./mcp/mcp.ts";
 import appMcp from "./mcp/app-mcp.ts";
 import templateListing from "./templates/listing.ts";
@@ -86,6 +87,7 @@ const routes: RouteModule[] = [
   createApp,
   getBuild,
   getLogs,
+  adminApi,
   mcp,
   appMcp,
   listApps,
