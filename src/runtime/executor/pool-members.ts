@@ -231,3 +231,17 @@ export function caughtIn(call: ExecutorCall, error: unknown): boolean {
   if (call.access !== "read" || call.warm === true || !(error instanceof ExecutorFault)) return false;
   return error.execution === "may_have_run" && RETRIED_FAULTS.has(error.reason) && error.charged !== undefined && !error.charged.has(call.appId);
 }
+
+/** Live processes by what they run (a lane, `fresh`, `trial`), and the isolates they hold. */
+export function censusOf(slots: readonly Slot[]): { processes: Record<string, number>; isolates: number } {
+  const processes: Record<string, number> = {};
+  let isolates = 0;
+  for (const slot of slots) {
+    const member = slot.current;
+    if (member === null || member.faulted) continue;
+    const kind = slot.trial !== null ? "trial" : slot.name.replace(/-\d+$/, "");
+    processes[kind] = (processes[kind] ?? 0) + 1;
+    isolates += member.isolates.size;
+  }
+  return { processes, isolates };
+}

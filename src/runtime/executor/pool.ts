@@ -12,7 +12,7 @@ import type { Quarantine } from "./quarantine.ts";
 import type { Trial } from "./trials.ts";
 import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane } from "./types.ts";
 import { Verdicts } from "./verdicts.ts";
-import { caughtIn, FAULT_MESSAGES, lanesOf, newMember, newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, watchChannel, type Inflight, type Member, type Slot } from "./pool-members.ts";
+import { caughtIn, censusOf, FAULT_MESSAGES, lanesOf, newMember, newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, watchChannel, type Inflight, type Member, type Slot } from "./pool-members.ts";
 
 export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
   /** Processes per lane; a free lane of 0 runs free apps with the claimed ones. */
@@ -264,16 +264,7 @@ export class ExecutorPool {
 
   /** Live processes by what they run, and the isolates they hold (the metrics read it at each scrape). */
   census(): { processes: Record<string, number>; isolates: number } {
-    const processes: Record<string, number> = {};
-    let isolates = 0;
-    for (const slot of this.slots) {
-      const member = slot.current;
-      if (member === null || member.faulted) continue;
-      const kind = slot.trial !== null ? "trial" : slot.name.replace(/-\d+$/, "");
-      processes[kind] = (processes[kind] ?? 0) + 1;
-      isolates += member.isolates.size;
-    }
-    return { processes, isolates };
+    return censusOf(this.slots);
   }
 
   /** Total RSS of the live processes, for tests and the density bound. */
@@ -281,10 +272,7 @@ export class ExecutorPool {
     return this.slots.reduce((sum, s) => sum + (s.current?.proc.rssBytes() ?? 0), 0);
   }
 
-  /**
-   * Tells every process's KV read cache that a write to (app, key) committed (see channel.ts);
-   * a null key: writes this instance did not see (another instance's), so every key of the app.
-   */
+  /** A committed write to (app, key) for every process's KV read cache (channel.ts); null key: all the app's keys. */
   invalidate(appId: string, key: string | null, epoch: number): void {
     for (const member of this.members) for (const channel of member.channels) channel.invalidate(appId, key, epoch);
   }
