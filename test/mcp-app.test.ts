@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -9,7 +10,7 @@ const MODULE = `export const manifest = {
   description: "counts things",
   capabilities: { imports: ["svc:storage/kv@1.0"] },
   routes: {
-    "Get-Count": { title: "Read the count", access: "read" },
+    "Get-Count": { title: "Read the count", access: "read", output: { $ref: "#/$defs/count", $defs: { count: { type: "integer", minimum: 0 } } } },
     bump: { title: "Add to the count", access: "write", input: { type: "object", properties: { by: { type: "integer" } }, required: ["by"] } },
   },
 };
@@ -55,6 +56,22 @@ describe("MCP: POST /app/{id}/mcp, one app's operations as tools", () => {
     const bad = await client.callTool({ name: "bump", arguments: { by: "two" } });
     expect(bad.isError).toBe(true);
     expect(bad.structuredContent).toMatchObject({ ok: false, error: { kind: "invalid_input" } });
+    await client.close();
+  });
+
+  it("annotations say which tools only read; an operation with a declared output has an outputSchema its structuredContent validates against", async () => {
+    const client = await connect(`${server.url}/app/${appId}/mcp`, owner.token);
+    const { tools } = await client.listTools();
+    const read = tools.find((t) => t.name === "get_count");
+    const write = tools.find((t) => t.name === "bump");
+    expect(read?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(write?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(write?.outputSchema).toBeUndefined();
+    expect(read?.outputSchema).toMatchObject({ type: "object", properties: { value: { $ref: "#/$defs/count" } }, $defs: { count: { type: "integer" } } });
+    const answer = await client.callTool({ name: "get_count", arguments: {} });
+    const validate = new Ajv2020({ strict: false }).compile(read?.outputSchema ?? {});
+    expect(validate(answer.structuredContent), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ok: true, value: -1 })).toBe(false);
     await client.close();
   });
 

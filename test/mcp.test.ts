@@ -64,11 +64,19 @@ describe("MCP: POST /mcp", () => {
         expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["create_app", "edit_source", "call_operation", "get_diagnostics", "get_logs", "create_webhook", "update_webhook"]));
         // A tool call cannot hold a stream open: get_logs offers no follow.
         expect(Object.keys((tools.find((t) => t.name === "get_logs")?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {}).sort()).toEqual(["id", "level", "limit", "op", "since"]);
+        // Every tool says whether it only reads, may destroy, may be repeated, reaches outside.
+        for (const tool of tools) expect(Object.keys((tool as { annotations?: object }).annotations ?? {}).sort(), tool.name).toEqual(["destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint"]);
+        const hints = (name: string) => (tools.find((t) => t.name === name) as { annotations?: Record<string, boolean> } | undefined)?.annotations;
+        expect(hints("get_source")).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+        expect(hints("update_app")).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+        expect(hints("call_operation")).toMatchObject({ readOnlyHint: false, openWorldHint: true });
         // The input schema is the route's own: create_app takes module, ui, styles.
         expect(tools.find((t) => t.name === "create_app")?.inputSchema).toMatchObject({ type: "object", properties: { module: { type: "string" } }, required: ["module"] });
         await client.close();
         const all = await connect(`${server.url}/mcp?tools=all`, user.token);
-        expect((await all.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(["copy_app", "restore_version", "delete_app", "delete_webhook", "list_deliveries"]));
+        const everything = (await all.listTools()).tools as { name: string; annotations?: Record<string, boolean> }[];
+        expect(everything.map((t) => t.name)).toEqual(expect.arrayContaining(["copy_app", "restore_version", "delete_app", "delete_webhook", "list_deliveries"]));
+        expect(everything.find((t) => t.name === "delete_app")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
         await all.close();
       });
 

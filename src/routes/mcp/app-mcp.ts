@@ -56,6 +56,21 @@ export default function appMcpRoutes(app: App, ctx: Services): void {
 }
 
 /** Builds the server for one request to an app's MCP endpoint: that app's operations, as the caller's role may run them. */
+/**
+ * `{ok: true, value}` with the operation's output schema as `value`'s. Its `$defs` (and
+ * `definitions`) move to the root, where its `#/$defs/…` references still find them.
+ */
+function envelopeSchema(output: JsonSchema): JsonSchema {
+  const { $defs, definitions, ...value } = output as JsonSchema & { $defs?: unknown; definitions?: unknown };
+  return {
+    type: "object",
+    properties: { ok: { const: true }, value },
+    required: ["ok", "value"],
+    ...($defs === undefined ? {} : { $defs }),
+    ...(definitions === undefined ? {} : { definitions }),
+  };
+}
+
 function appServerFactory(sdk: Sdk, root: FastifyInstance, ctx: Services, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
   return (request) => {
     const { caller, app: record, role } = request.authInfo?.extra as unknown as AppMcpRequest;
@@ -66,11 +81,21 @@ function appServerFactory(sdk: Sdk, root: FastifyInstance, ctx: Services, bindin
     const names = toolNames(operations.map((op) => op.id));
     const call = bindings().get("call_operation");
     if (call === undefined) throw new Error("call_operation has no route");
+    // An app that declares origins may reach the outside world from its operations.
+    const openWorld = (record.manifest.capabilities?.origins?.length ?? 0) > 0;
     for (const op of operations) {
       const schema = (op.input !== null && typeof op.input === "object" && !Array.isArray(op.input) ? op.input : { type: "object" }) as JsonSchema;
+      const read = op.access === "read";
       server.registerTool(
         names.get(op.id) ?? op.id,
-        { ...(op.title === null ? {} : { title: op.title }), description: op.description ?? op.title ?? `Runs ${op.id} (${op.access})`, inputSchema: argsSchema(schema) },
+        {
+          ...(op.title === null ? {} : { title: op.title }),
+          description: op.description ?? op.title ?? `Runs ${op.id} (${op.access})`,
+          inputSchema: argsSchema(schema),
+          // The result envelope with the operation's declared output as its value: what structuredContent holds.
+          ...(op.output === undefined || op.output === null ? {} : { outputSchema: argsSchema(envelopeSchema(op.output as JsonSchema)) }),
+          annotations: { readOnlyHint: read, destructiveHint: !read, idempotentHint: read, openWorldHint: openWorld },
+        },
         async (args) => toolResult(await invoke(root, call, { id: record.id, operation: op.id, input: args }, caller)),
       );
     }

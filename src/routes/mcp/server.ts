@@ -5,7 +5,7 @@ import { mcpHint } from "../../domain/agents/setup.ts";
 import type { McpCaller } from "./http.ts";
 import { bindTools, invoke, lenientArgs, type JsonSchema, type ToolBinding } from "./invoke.ts";
 import type { Sdk } from "./sdk.ts";
-import { TOOLS, toolsFor } from "./tools.ts";
+import { annotationsOf, TOOLS, toolsFor } from "./tools.ts";
 
 
 export const SERVER_INFO = { name: "brickyard", version: "1.0.0" };
@@ -25,11 +25,12 @@ export function mcpServerFactory(sdk: Sdk, app: FastifyInstance, ctx: Services, 
     for (const spec of toolsFor(caller.principal !== null, caller.all)) {
       const binding = bindings().get(spec.name);
       if (binding === undefined) continue;
-      server.registerTool(spec.name, { description: spec.description, inputSchema: argsSchema(binding.inputSchema) }, async (args) =>
+      server.registerTool(spec.name, { description: spec.description, inputSchema: argsSchema(binding.inputSchema), annotations: annotationsOf(spec) }, async (args) =>
         toolResult(await invoke(app, binding, args, caller)),
       );
     }
-    server.registerTool("get_setup", { description: "How to connect an agent to this service: MCP URL, setup page, docs, and how to pair with an account.", inputSchema: argsSchema() }, () =>
+    const setupHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+    server.registerTool("get_setup", { description: "How to connect an agent to this service: MCP URL, setup page, docs, and how to pair with an account.", inputSchema: argsSchema(), annotations: setupHints }, () =>
       Promise.resolve(toolResult({ status: 200, body: setupOf(ctx.config.baseUrl) })),
     );
     return server;

@@ -49,6 +49,41 @@ export const TOOLS: readonly ToolSpec[] = [
   { name: "list_deliveries", method: "GET", path: "/api/v1/webhooks/:id/deliveries", scope: "all", description: "A webhook's recent deliveries." },
 ];
 
+/** MCP tool annotations (hints a client shows or acts on; never a security boundary). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * The hints of each /mcp tool: reads are read-only and idempotent; deletes, replacements and
+ * updates may destroy what was there; call_operation runs app code that may write and fetch the
+ * outside world. By the route's method, with the tools that differ named.
+ */
+const HINT_OVERRIDES: Readonly<Record<string, Partial<ToolAnnotations>>> = {
+  // With a token, a module whose manifest id you already use overwrites that app.
+  create_app: { destructiveHint: true },
+  call_operation: { destructiveHint: true, openWorldHint: true },
+  set_secret: { destructiveHint: true, idempotentHint: true },
+  restore_version: { destructiveHint: false },
+  copy_app: { destructiveHint: false },
+  start_pairing: { destructiveHint: false },
+  poll_pairing: { destructiveHint: false },
+};
+
+export function annotationsOf(spec: Pick<ToolSpec, "name" | "method">): ToolAnnotations {
+  const read = spec.method === "GET";
+  const base: ToolAnnotations = {
+    readOnlyHint: read,
+    destructiveHint: spec.method === "DELETE" || spec.method === "PUT" || spec.method === "PATCH",
+    idempotentHint: read || spec.method === "DELETE" || spec.method === "PUT",
+    openWorldHint: false,
+  };
+  return { ...base, ...HINT_OVERRIDES[spec.name] };
+}
+
 /** The tools a caller is offered: without a token only the anonymous ones. */
 export function toolsFor(authenticated: boolean, all: boolean): ToolSpec[] {
   return TOOLS.filter((tool) =>
