@@ -51,4 +51,24 @@ describe("agents: mcpHint, agent.json and the MCP setup page", () => {
     await suite.browser.screenshot(page, "mcp-setup");
     await page.close();
   });
+
+  it("signed in, the setup page mints a token into the snippets, once, and the token works; signed out, it asks to sign in", async () => {
+    const { server } = suite;
+    const person = await makeUser(server);
+    const origin = new URL(server.config.baseUrl).origin;
+    const offered = await server.client.get("/mcp/setup", { cookie: person.cookie, headers: { accept: "text/html" } });
+    expect(offered.text).toContain("Mint a token for these snippets");
+    const minted = await server.client.request("POST", "/mcp/setup", undefined, { cookie: person.cookie, raw: "", headers: { origin, "content-type": "application/x-www-form-urlencoded", accept: "text/html" } });
+    expect(minted.status).toBe(201);
+    const token = /Bearer (svc_user_[A-Za-z0-9_-]+)/.exec(minted.text)?.[1] ?? "";
+    expect(token).not.toBe("");
+    expect(minted.text).not.toContain("&lt;token&gt;");
+    expect((await server.client.get("/api/me", { token })).body).toMatchObject({ ok: true, user: { handle: person.handle } });
+    // The next visit shows placeholders again: the token was in that one answer.
+    expect((await server.client.get("/mcp/setup", { cookie: person.cookie, headers: { accept: "text/html" } })).text).not.toContain(token);
+    const stranger = await server.client.request("POST", "/mcp/setup", undefined, { raw: "", headers: { origin, "content-type": "application/x-www-form-urlencoded", accept: "text/html" } });
+    expect(stranger.status).toBe(401);
+    const forged = await server.client.request("POST", "/mcp/setup", undefined, { cookie: person.cookie, raw: "", headers: { origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded", accept: "application/json" } });
+    expect(forged.status).toBe(403);
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * How agents connect (DECISIONS §11): the MCP URL and the configuration snippets for the common
  * clients, shown in `mcpHint` of create responses, by `get_setup` and on `/mcp/setup`. No token
- * is ever put in a snippet: the agent adds its own, or pairs for one.
+ * is put in a snippet, except on the setup page for the signed-in person who asked it to mint
+ * one there (`withToken`), in that one answer.
  */
 export interface McpHint {
   setupUrl: string;
@@ -19,6 +20,11 @@ export function mcpHint(baseUrl: string): McpHint {
       curl: `curl -s ${url} -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -H 'authorization: Bearer <token>' -d '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'`,
     },
   };
+}
+
+/** The snippets with `token` in place of `<token>`: only for the person who just minted it. */
+export function withToken(hint: McpHint, token: string): McpHint {
+  return { ...hint, snippets: Object.fromEntries(Object.entries(hint.snippets).map(([id, text]) => [id, text.replaceAll("<token>", token)])) };
 }
 
 /** The snippets' names as the setup page shows them. */

@@ -11,7 +11,7 @@ export const COPY_SCRIPT = `for (const button of document.querySelectorAll("butt
 }`;
 
 /** `/mcp/setup`: how to connect an agent, a snippet per client, and pairing for a token. */
-export function mcpSetupPage(options: { hint: McpHint; mcpUrl: string; docsUrl: string; handle: string | null; nonce: string }): SafeHtml {
+export function mcpSetupPage(options: { hint: McpHint; mcpUrl: string; docsUrl: string; handle: string | null; nonce: string; minted?: boolean }): SafeHtml {
   const snippets = Object.entries(options.hint.snippets);
   return layout({
     title: "Connect an agent",
@@ -28,6 +28,13 @@ ${snippets.map(
 <button class="button" type="button" data-copy="snippet-${id}">Copy ${CLIENT_NAMES[id] ?? id}</button>
 </section>`,
 )}
-<p>Replace <span class="label">&lt;token&gt;</span> with your token. How to write apps: <a href="${options.docsUrl}">${options.docsUrl}</a>.</p>`,
+${
+  options.minted === true
+    ? html`<p class="notice" role="status" id="minted-note">These snippets hold a new token of yours, shown this once: copy the one you need now. It lasts 7 days; revoke it at <a href="/account">your account</a>.</p>`
+    : options.handle !== null
+      ? html`<form method="post" action="/mcp/setup"><p>No token yet? Mint one here and the snippets will hold it.</p><button class="button secondary" type="submit">Mint a token for these snippets</button></form>`
+      : html`<p>Replace <span class="label">&lt;token&gt;</span> with your token (sign in to mint one here).</p>`
+}
+<p>How to write apps: <a href="${options.docsUrl}">${options.docsUrl}</a>.</p>`,
   });
 }
