@@ -81,7 +81,8 @@ describeBrowser("admin: report, suspend, unsuspend in real Chromium", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatchObject({ kind: "forbidden", message: "suspended by the operator" });
     expect((await server.client.post(`/api/v1/hooks/${hook.body.webhook.id}`, {}, { token: hook.body.webhook.secret })).status).toBe(403);
-    expect(await server.ctx.routines.runNow(owner.id, routine.body.routine.id)).toMatchObject({ result: { ok: false, error: { kind: "forbidden" } } });
+    await expect(server.ctx.routines.runNow(owner.id, routine.body.routine.id)).rejects.toMatchObject({ kind: "forbidden", message: "suspended by the operator" });
+    expect(await server.ctx.routines.runDue(Date.now() + 2 * 3_600_000)).toBe(0);
 
     // Lifted: it runs again with its data.
     await ops.getByRole("button", { name: "Unsuspend" }).click();

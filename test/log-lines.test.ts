@@ -17,25 +17,30 @@ describe("a call's lines as Node takes them from the isolate", () => {
   it("a line the isolate cut inside a secret loses its end: no first part of the secret survives", async () => {
     const out: LogLine[] = [];
     const log = callLog(out);
-    await log.captured({ lines: [["info", 1500, `key=${SECRET.slice(0, 12)}`, 1]], dropped: 0 });
+    const lead = "x".repeat(80);
+    await log.captured({ lines: [["info", 1500, `${lead} key=${SECRET.slice(0, 12)}`, 1]], dropped: 0 });
     expect(out).toHaveLength(1);
-    expect(out[0]?.message).not.toContain(SECRET.slice(0, 4));
-    expect(out[0]?.message.endsWith("…")).toBe(true);
+    const message = out[0]?.message ?? "";
+    expect(message).not.toContain(SECRET.slice(0, 4));
+    // What comes before the cut secret is kept, less as much as the longest form of a secret.
+    expect(message).toBe(`${`${lead} key=${SECRET.slice(0, 12)}`.slice(0, lead.length + 5 + 12 - SECRET.length)}…`);
   });
 
   it("what a tampered shim sends is checked: levels, clock, line count, bytes, shapes", async () => {
     const out: LogLine[] = [];
     const log = callLog(out);
-    const lines = [["shout", -5, "bad level"], "not a line", ["info", 99_999, 42], ...Array.from({ length: 200 }, (_, i) => ["warn", 1500, `x${i}`]), ["error", 1500, "y".repeat(40_000)]];
+    const lines = [["shout", -5, "bad level"], "not a line", ["info", 99_999, 42], ["error", 1500, "y".repeat(40_000)], ...Array.from({ length: 200 }, (_, i) => ["warn", 1500, `x${i}`])];
     await log.captured({ lines, dropped: -3 });
     await log.finish();
     const kept = out.slice(0, -1);
-    expect(kept).toHaveLength(MAX_CALL_LINES);
     expect(kept[0]).toMatchObject({ level: "info", time: 1000, message: "bad level", op: "go", requestId: "r1" });
     expect(kept.every((l) => l.time >= 1000 && l.time <= 2000)).toBe(true);
-    expect(kept.reduce((n, l) => n + Buffer.byteLength(l.message), 0)).toBeLessThanOrEqual(MAX_CALL_BYTES);
-    // 204 entries: 2 malformed, and 138 well-formed past the 64th kept: the marker counts 140.
-    expect(out.at(-1)?.message).toContain("[truncated] 140 more lines not kept");
+    // The 40 KB line takes what is left of the call's 16 KB, cut; nothing after it fits.
+    expect(kept).toHaveLength(2);
+    expect(kept[1]?.message.endsWith("…")).toBe(true);
+    expect(kept.reduce((n, l) => n + Buffer.byteLength(l.message), 0)).toBeLessThanOrEqual(MAX_CALL_BYTES + 3);
+    // 204 entries: 2 malformed, and 200 not kept for want of room: the marker counts 202.
+    expect(out.at(-1)?.message).toContain("[truncated] 202 more lines not kept");
   });
 
   it("env.LOG lines and console lines share the call's caps", async () => {
@@ -45,7 +50,7 @@ describe("a call's lines as Node takes them from the isolate", () => {
     await log.captured({ lines: Array.from({ length: 10 }, (_, i) => ["info", 1500, `printed ${i}`]), dropped: 0 });
     await log.finish();
     expect(out.filter((l) => l.message.startsWith("emitted"))).toHaveLength(60);
-    expect(out.filter((l) => l.message.startsWith("printed"))).toHaveLength(4);
+    expect(out.filter((l) => l.message.startsWith("printed"))).toHaveLength(MAX_CALL_LINES - 60);
     expect(out.at(-1)?.message).toContain("[truncated] 6 more lines not kept");
     expect(out[0]?.level).toBe("warn");
   });

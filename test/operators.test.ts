@@ -70,8 +70,15 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     const overview = await server.client.get(`/apps/${appId}`, { cookie: owner.cookie });
     expect(overview.text).toContain("This app is suspended by the operator: phishing page reported twice");
 
+    // Nor does its code get a second life as a copy, or its assets out through old signed URLs.
+    expectError(await server.client.post(`/app/${appId}/copy`, { manifest_id: "counter-copy" }, { token: owner.token }), 403, "forbidden");
+    expectError(await server.client.get(`/app/${appId}/assets/logo.png?exp=9999999999&sig=x`), 403, "forbidden");
+    // A routine run by hand is refused before it runs: no failure counted.
+    expectError(await server.client.post(`/api/v1/routines/${routine.body.routine.id}/run`, {}, { token: owner.token }), 403, "forbidden");
+
     expect((await admin("post", `/api/v1/admin/apps/${appId}/unsuspend`)).status).toBe(200);
     expect((await call("bump")).body).toEqual({ ok: true, value: 2 });
+    expect((await server.client.get(`/api/v1/routines/${routine.body.routine.id}`, { token: owner.token })).body.routine).toMatchObject({ consecutive_failures: 0 });
     expect(await routines.runDue(server.clock.now() + 3_600_000)).toBe(1);
     expect((await call("look")).body).toEqual({ ok: true, value: 3 });
   });
@@ -86,14 +93,21 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     expectError(await server.client.post("/api/auth/login", { login: person.handle, password: "correct horse battery staple" }), 401, "unauthorized");
     // Someone else calling the suspended account's app (its own app token is the owner's now): 403.
     expectError(await server.client.post(`/app/${theirs}/api/look`, {}, { token: operator.token }), 403, "forbidden");
+    // The suspended person may still sign out (from our own pages): the session ends for good.
+    const signedOut = await server.client.post("/api/auth/logout", {}, { cookie: person.cookie, headers: origin() });
+    expect(signedOut.status).toBe(200);
     expect((await admin("post", `/api/v1/admin/users/${person.handle}/unsuspend`)).status).toBe(200);
     expect((await server.client.get("/api/me", { token: person.token })).status).toBe(200);
+    expectError(await server.client.get("/api/me", { cookie: person.cookie }), 401, "sign_in_required");
     expect((await server.client.post(`/app/${theirs}/api/look`, {}, { token: person.token })).status).toBe(200);
   });
 
   it("reports: the form keeps one per post, 5 an hour from one address, bad input refused; operators list them newest first", async () => {
     const form = (reason: string, details = "") => server.client.request("POST", `/app/${appId}/report`, undefined, { raw: new URLSearchParams({ reason, details }).toString(), headers: { ...origin(), "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "198.51.100.7" } });
-    expect((await server.client.get(`/app/${appId}/report`, { headers: { accept: "text/html" } })).text).toContain("Phishing or stealing passwords");
+    const reportPage = (await server.client.get(`/app/${appId}/report`, { headers: { accept: "text/html" } })).text;
+    expect(reportPage).toContain("Phishing or stealing passwords");
+    // A private app's name is not told to whoever holds its id.
+    expect(reportPage).toContain("Report this app");
     expectError(await server.client.request("POST", `/app/${appId}/report`, { reason: "nonsense" }, { headers: { ...origin(), accept: "application/json" } }), 400, "invalid_request");
     expectError(await server.client.request("POST", `/app/${appId}/report`, { reason: "spam", details: "x".repeat(2100) }, { headers: { ...origin(), accept: "application/json" } }), 400, "invalid_request");
     const sent = await form("phishing", "asks for bank passwords");
@@ -125,7 +139,8 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     expect((await server.client.post(`/api/v1/apps/${appId}/shares/${invited.body.shareId}/revoke`, {}, { token: owner.token, headers })).status).toBe(200);
     const anon = await server.client.post("/app", { module: KV_APP("to-claim") });
     expect((await server.client.post(`/app/${anon.body.id}/claim`, { token: anon.body.token }, { token: owner.token, headers })).status).toBe(200);
-    // A claim that fails inside its transaction (the owner already has an app of that manifest id) leaves no row.
+    // A claim that fails inside its transaction (the owner already has an app of that manifest id:
+    // the update after its audit row breaks the unique key) leaves no row.
     const twin = await server.client.post("/app", { module: KV_APP("to-claim") });
     expectError(await server.client.post(`/app/${twin.body.id}/claim`, { token: twin.body.token }, { token: owner.token, headers }), 409, "manifest_id_conflict");
     expect((await server.client.delete(`/app/${anon.body.id}`, { token: owner.token, headers })).status).toBe(200);
@@ -151,6 +166,9 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     const own = await server.client.get("/account/audit", { cookie: owner.cookie });
     expect(own.text).toContain("token.mint");
     expect(own.text).not.toContain("user.suspend");
+    // The operator's suspension of the owner's app is there, without naming the operator or their address.
+    expect(own.text).toContain("app.suspend");
+    expect(own.text).not.toContain(operator.handle);
   });
 
   it("CLI-made operators only: a member, an app token and no credential get 404 from the admin API", async () => {

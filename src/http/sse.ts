@@ -11,6 +11,9 @@ export const PING_MS = 25 * SECOND;
 export const RECONNECT_MS = 2 * SECOND;
 /** The same when this instance is shutting down: soon, to another instance behind the balancer. */
 export const DRAIN_RECONNECT_MS = 250;
+/** What one stream may leave unsent in this process before it is ended as too slow. */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+
 
 export interface EventStream {
   send(event: string, data: unknown): void;
@@ -64,9 +67,19 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
     });
     open.add(res);
     res.write(`retry: ${RECONNECT_MS}\n\n`);
-    const raw = (event: string, data: unknown) => void res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const raw = (event: string, data: unknown) => {
+      if (res.writableEnded) return;
+      // A client that does not read must not make this process hold what it is sent: past the
+      // bound the stream ends (EventSource reconnects and catches up from what is kept).
+      if (res.writableLength > MAX_BUFFERED_BYTES) {
+        // Not end(): its last words would wait behind what the client does not read.
+        res.destroy();
+        return;
+      }
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
     const write = options.signedIn === undefined ? (chunk: () => void) => chunk() : whileSignedIn(res, raw, options.signedIn);
-    const timer = setInterval(() => write(() => void res.write(": ping\n\n")), PING_MS);
+    const timer = setInterval(() => write(() => void (res.writableEnded || res.write(": ping\n\n"))), PING_MS);
     timer.unref();
     res.on("close", () => {
       clearInterval(timer);
@@ -78,24 +91,33 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
       end: (event, data) =>
         write(() => {
           raw(event, data);
-          res.end();
+          if (!res.writableEnded) res.end();
         }),
       onClose: (cleanup) => void res.on("close", cleanup),
     };
   };
 }
 
+/**
+ * Runs each chunk while the session holds, looking at the session before each event. Events
+ * that come together (the lines of one op call) share one look: a stream of log lines would
+ * otherwise read the sessions table once a line.
+ */
 function whileSignedIn(res: ServerResponse, raw: (event: string, data: unknown) => void, signedIn: () => Promise<boolean>): (chunk: () => void) => void {
   let queue = Promise.resolve();
+  let look: Promise<boolean> | null = null;
   return (chunk) => {
+    const current = (look ??= signedIn().finally(() => {
+      look = null;
+    }));
     queue = queue.then(async () => {
       if (res.writableEnded) return;
-      if (await signedIn()) {
+      if (await current) {
         chunk();
         return;
       }
       raw("error", { ok: false, error: { kind: "sse_cookie_expired", message: "the session behind this stream has ended; sign in again and reconnect" } });
-      res.end();
+      if (!res.writableEnded) res.end();
     });
   };
 }

@@ -36,6 +36,9 @@ export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, 
   }
   try {
     await deps.db.transaction().execute(async (trx) => {
+      // First, so that a claim failing after it (taken meanwhile, a manifest id the claimer
+      // already uses) rolls its row back with everything else.
+      if (audit !== undefined) await writeAudit(trx, deps.now, audit, { action: "app.claim", target: { kind: "app", id: app.id }, detail: { manifestId: app.manifestId } });
       const moved = await trx
         .updateTable("apps")
         .set({ owner_user_id: userId, claimed_at: deps.now, expires_at: null, updated_at: deps.now })
@@ -52,7 +55,6 @@ export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, 
         .execute();
       // Pairing plugs in here: the device code minted with the app is approved for this user.
       if (deps.pairing !== null) await deps.pairing.approveBoundPairing(trx, { appId: app.id, userId });
-      if (audit !== undefined) await writeAudit(trx, deps.now, audit, { action: "app.claim", target: { kind: "app", id: app.id }, detail: { manifestId: app.manifestId } });
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;

@@ -14,6 +14,7 @@ import { canonicalUrl } from "../apps/urls.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Templates } from "../templates/templates.ts";
 import type { Assets, StagedAsset } from "../app-page/assets.ts";
+import { refuseSuspended } from "../apps/suspended.ts";
 
 /** Spec Limits: a copy with data carries at most 24 MiB (KV values, blobs and assets together). */
 export const COPY_DATA_MAX_BYTES = 24 * 1024 * 1024;
@@ -60,6 +61,8 @@ export class Copies {
 
   async copy(sourceId: string, userId: string, input: CopyInput): Promise<CopyResult | { deferred: BuildDeferred }> {
     const source = await this.apps.find(sourceId);
+    // A suspended app's code does not get a second life as a copy (or a template's).
+    refuseSuspended(source);
     const actor: Actor = { kind: "user", userId };
     if (source.ownerUserId === null) throw apiError("anon_not_remixable", "this app is unclaimed; only an app someone owns can be copied");
     const role = await this.apps.roleOf(actor, source);

@@ -25,7 +25,7 @@ export class Stager implements StagingSeam {
    */
   stage(app: StoredApp, prepared: PreparedSource): StagedBuild | null {
     // One staged build per app at a time (see warm()): a write that comes meanwhile stages nothing.
-    if (prepared.build !== undefined || !this.operations.ranLately(app.id) || this.staging.has(app.id)) return null;
+    if (prepared.build !== undefined || app.suspension !== null || !this.operations.ranLately(app.id) || this.staging.has(app.id)) return null;
     this.staging.add(app.id);
     const staging = this.targets.of(app).then(async (target) => {
       const code = appCode(prepared.source.module, prepared.manifest);

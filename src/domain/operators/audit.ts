@@ -1,6 +1,6 @@
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely, Selectable, Transaction } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
-import { timeOrderedUuid, type Database } from "../../store/index.ts";
+import { timeOrderedUuid, type AuditLogTable, type Database } from "../../store/index.ts";
 
 /** DECISIONS §15: audit rows are kept one year, swept hourly. */
 export const AUDIT_KEEP_MS = 365 * DAY;
@@ -99,15 +99,25 @@ export class AuditLog {
     if (filter.since !== undefined) q = q.where("at", ">=", filter.since);
     if (filter.until !== undefined) q = q.where("at", "<", filter.until);
     const rows = await q.orderBy("at", "desc").orderBy("id", "desc").limit(filter.limit).execute();
-    return rows.map((row) => ({
-      id: row.id,
-      at: Number(row.at),
-      actor: { kind: row.actor_kind, id: row.actor_id, handle: row.actor_handle },
-      action: row.action,
-      target: { kind: row.target_kind, id: row.target_id },
-      ip: row.ip,
-      detail: JSON.parse(row.detail) as Record<string, unknown>,
-    }));
+    return rows.map(rowOf);
+  }
+
+  /**
+   * A person's own rows (`/account/audit`): what they did, and what was done to their account or
+   * to an app they own now. Newest first.
+   */
+  async listForPerson(userId: string, limit: number): Promise<AuditRow[]> {
+    const rows = await this.db
+      .selectFrom("audit_log")
+      .selectAll()
+      .where((eb) =>
+        eb.or([eb("actor_id", "=", userId), eb("target_id", "=", userId), eb("target_id", "in", eb.selectFrom("apps").select("id").where("owner_user_id", "=", userId))]),
+      )
+      .orderBy("at", "desc")
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map(rowOf);
   }
 
   /** The hourly sweep: rows older than a year go. */
@@ -115,4 +125,16 @@ export class AuditLog {
     const result = await this.db.deleteFrom("audit_log").where("at", "<", this.clock.now() - AUDIT_KEEP_MS).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+function rowOf(row: Selectable<AuditLogTable>): AuditRow {
+  return {
+    id: row.id,
+    at: Number(row.at),
+    actor: { kind: row.actor_kind, id: row.actor_id, handle: row.actor_handle },
+    action: row.action,
+    target: { kind: row.target_kind, id: row.target_id },
+    ip: row.ip,
+    detail: JSON.parse(row.detail) as Record<string, unknown>,
+  };
 }

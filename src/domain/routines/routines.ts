@@ -15,6 +15,7 @@ import { PLAN_LIMITS, planRefusal } from "../../config/plans.ts";
 import { INTERVAL_MS, nextSlot, parseInterval, type Interval } from "./intervals.ts";
 import { failureOf, recordRun, type RunEnvelope } from "./runs.ts";
 import { routineView, type RoutineView } from "./views.ts";
+import { refuseSuspended } from "../apps/suspended.ts";
 
 export interface RoutineLimits {
   plan: Plan;
@@ -146,6 +147,9 @@ export class Routines {
   /** POST /run: a tick on demand; it counts for the outcome and the failure counter, not the schedule. */
   async runNow(userId: string, id: string): Promise<{ routine: RoutineView; result: RunEnvelope }> {
     const row = await this.load(userId, id);
+    // Refused before it runs, so it counts as no failure (five would switch the routine off).
+    const app = await this.apps.get(row.app_id);
+    if (app !== null) refuseSuspended(app);
     const result = await this.execute(row);
     return { routine: await this.get(userId, id), result };
   }

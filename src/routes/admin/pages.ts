@@ -87,10 +87,12 @@ export default function adminPages(app: App, ctx: Services): void {
   });
 }
 
-/** A person's rows: those they acted in, and those about them (an operator's suspension of their account). */
+/**
+ * A person's rows: what they did, and what was done to their account and apps. Whoever else
+ * acted is not named to them, nor their address (an operator's included).
+ */
 async function ownAudit(ctx: Services, reply: FastifyReply, viewer: { userId: string; handle: string }): Promise<FastifyReply> {
-  const [acted, about] = await Promise.all([ctx.auditLog.list({ actorId: viewer.userId, limit: 200 }), ctx.auditLog.list({ targetId: viewer.userId, limit: 200 })]);
-  const rows = [...new Map([...acted, ...about].map((r) => [r.id, r])).values()].sort((a, b) => b.at - a.at || b.id.localeCompare(a.id)).slice(0, 200);
+  const rows = (await ctx.auditLog.listForPerson(viewer.userId, 200)).map((row) => (row.actor.id === viewer.userId ? row : { ...row, actor: { kind: "other", id: null, handle: null }, ip: null }));
   return sendPage(reply, auditPage(viewer.handle, rows, null));
 }
 

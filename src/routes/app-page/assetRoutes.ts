@@ -6,6 +6,7 @@ import { OkOnly, ok } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { assetWriteLimit } from "./assetLimits.ts";
 import { requireAssetUser } from "./credentials.ts";
+import { refuseSuspended } from "../../domain/apps/suspended.ts";
 
 const AssetParams = Type.Object({ id: Type.String(), "*": Type.String({ description: "the asset key" }) });
 const assetSecurity: Record<string, string[]>[] = [{ appToken: [] }, { userToken: [] }, { renderToken: [] }, { queryRenderToken: [] }, { claimCookie: [] }];
@@ -66,6 +67,8 @@ export default function assetRoutes(app: App, ctx: Services): void {
     },
     async (request, reply) => {
       const record = await ctx.apps.find(request.params.id);
+      // Signed URLs handed out before the suspension included.
+      refuseSuspended(record);
       const key = request.params["*"];
       if (!ctx.assets.verify(record.id, key, request.query.exp, request.query.sig)) {
         if (request.query.sig !== undefined && request.query.t === undefined && request.headers.authorization === undefined) {

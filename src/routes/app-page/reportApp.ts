@@ -20,7 +20,9 @@ export const REPORTS_PER_IP: BucketRule = { name: "abuse-report:ip", capacity: 5
 export default function reportApp(app: App, ctx: Services): void {
   const named = async (id: string) => {
     const record = await ctx.apps.find(id);
-    return { id: record.id, name: record.displayName };
+    // A private app's name is not told to whoever holds its id.
+    const open = record.ownerUserId === null || record.visibility === "public";
+    return { id: record.id, name: open ? record.displayName : "this app" };
   };
   app.get("/app/:id/report", { schema: { tags: ["pages"], summary: "Report an app to the operators: the form (HTML)", params: AppIdParams } }, async (request, reply) =>
     sendPage(reply, reportFormPage(await named(request.params.id), false)),

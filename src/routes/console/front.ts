@@ -86,8 +86,12 @@ export default function consolePages(app: App, ctx: Services): void {
   app.post("/sign-out", { schema: { tags: ["pages"], summary: "Sign out: ends this browser's session and goes to / (303)" } }, async (request, reply) => {
     const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];
     if (cookie !== undefined && cookie !== "") {
-      const principal = await principalOf(ctx, request);
-      if (principal?.kind === "user" && principal.via === "session") await ctx.sessions.end(cookie);
+      // A suspended person's session is refused, yet they may end it (the page scope checked the Origin).
+      const principal = await principalOf(ctx, request).catch((error: unknown) => {
+        if (error instanceof ApiError && error.kind === "unauthorized") return "refused" as const;
+        throw error;
+      });
+      if (principal === "refused" || (principal?.kind === "user" && principal.via === "session")) await ctx.sessions.end(cookie);
     }
     clearSessionCookie(ctx, reply);
     return reply.redirect("/", 303);

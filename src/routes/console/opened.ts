@@ -9,6 +9,7 @@ import { newNonce, sendPage } from "../../web/layout.ts";
 import { signInPage } from "../../web/pages/common.ts";
 import { viewerOf, type Viewer } from "../pages/viewer.ts";
 import { appPage, tabPath, type AppTab } from "../../web/pages/console/app.ts";
+import { can } from "../../domain/access/access.ts";
 
 export const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
 export const ItemParams = Type.Object({ id: Type.String({ maxLength: 100 }), item: Type.String({ maxLength: 200 }) });
@@ -37,9 +38,10 @@ export function consoleKit(ctx: Services) {
   };
   /** A tab's page; one with a script gets a fresh nonce, and only that script may run. */
   const page = (reply: FastifyReply, o: Opened, tab: AppTab, body: Parameters<typeof appPage>[0]["body"], script?: string) => {
-    if (script === undefined) return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body }));
+    const ownerRights = can(o.role, "manage");
+    if (script === undefined) return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, ownerRights }));
     const nonce = newNonce();
-    return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, script: { nonce, source: script } }), 200, { scriptNonce: nonce });
+    return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, ownerRights, script: { nonce, source: script } }), 200, { scriptNonce: nonce });
   };
   const back = (reply: FastifyReply, o: Opened, tab: AppTab) => reply.redirect(tabPath(o.app.id, tab), 303);
   const user = (o: Opened) => ({ kind: "user" as const, userId: o.viewer.userId });

@@ -6,6 +6,7 @@ import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
 import { templatePage } from "../../web/pages/template.ts";
 import { viewerOf } from "./viewer.ts";
+import { refuseSuspended } from "../../domain/apps/suspended.ts";
 
 const Params = Type.Object({ appId: Type.String({ maxLength: 100 }) });
 
@@ -16,7 +17,7 @@ const Params = Type.Object({ appId: Type.String({ maxLength: 100 }) });
  */
 export default function templatePageRoutes(app: App, ctx: Services): void {
   app.get("/templates/:appId", { schema: { tags: ["pages"], summary: "A published template's page (HTML)", params: Params } }, async (request, reply) => {
-    await ctx.apps.find(request.params.appId);
+    refuseSuspended(await ctx.apps.find(request.params.appId));
     const listing = await ctx.templates.publishedListing(request.params.appId);
     if (listing === null) throw apiError("not_found", "this app is not published as a template");
     const viewer = await viewerOf(ctx, request);

@@ -69,6 +69,8 @@ export interface Database {
 }
 
 export type {
+  AbuseReportsTable,
+  AuditLogTable,
   ActivityCountsTable,
   ActivityEventsTable,
   AppBlobsTable,

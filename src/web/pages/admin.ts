@@ -151,6 +151,7 @@ ${Object.keys(r.detail).length > 0 && html`<code>${JSON.stringify(r.detail)}</co
 }
 
 function actorText(actor: AuditRow["actor"]): string {
+  if (actor.kind === "other") return "someone else (an operator, or a person you shared with)";
   if (actor.kind === "user") return actor.handle === null ? `user ${actor.id ?? ""}` : `@${actor.handle}`;
   if (actor.kind === "app") return `app token of ${actor.id ?? ""}`;
   return actor.kind;

@@ -25,10 +25,10 @@ export function tabPath(appId: string, tab: AppTab): string {
 }
 
 /** One of an app's console pages: its name, the tabs (the current one marked), the tab's body. */
-export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; body: HtmlValue; notice?: string; script?: { nonce: string; source: string } }): SafeHtml {
+export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; body: HtmlValue; notice?: string; ownerRights: boolean; script?: { nonce: string; source: string } }): SafeHtml {
   const { app, tab } = options;
-  // The owner learns why (DECISIONS §15); everyone else only that it is suspended.
-  const notice = app.suspension !== null ? suspensionNotice(app.suspension) : options.notice;
+  // Those with the owner's rights learn why (DECISIONS §15); everyone else only that it is suspended.
+  const notice = app.suspension !== null ? suspensionNotice(app.suspension, options.ownerRights) : options.notice;
   const title = TABS.find(([id]) => id === tab)?.[1] ?? "";
   return layout({
     title: `${title} · ${app.displayName}`,
@@ -44,9 +44,9 @@ ${options.body}`,
   });
 }
 
-function suspensionNotice(suspension: NonNullable<AppRecord["suspension"]>): string {
+function suspensionNotice(suspension: NonNullable<AppRecord["suspension"]>, withReason: boolean): string {
   const whose = suspension.of === "owner" ? "Its owner's account is suspended" : "This app is suspended";
-  return `${whose} by the operator: ${suspension.reason}. Its page, operations, webhooks and routines are stopped; its data is kept.`;
+  return `${whose} by the operator${withReason ? `: ${suspension.reason}` : ""}. Its page, operations, webhooks and routines are stopped; its data is kept.`;
 }
 
 /** A small form that posts to `action` with one button (run, rotate, delete…). */
