@@ -171,6 +171,19 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     expect(own.text).not.toContain(operator.handle);
   });
 
+  it("search: users by part of a handle or email (wildcards taken literally), apps by name, owner or anonymous", async () => {
+    const odd = await server.ctx.users.create({ email: "first_last@example.test", handle: "under-score", password: "correct horse battery staple" });
+    const users = async (q: string) => ((await admin("get", `/api/v1/admin/users?q=${encodeURIComponent(q)}`)).body.users as { handle: string }[]).map((u) => u.handle);
+    expect(await users("first_last")).toEqual([odd.handle]);
+    // `_` and `%` are not wildcards: "first%last" matches nobody.
+    expect(await users("first%last")).toEqual([]);
+    expect(await users("FIRST_LAST@EXAMPLE")).toEqual([odd.handle]);
+    const apps = async (q: string) => ((await admin("get", `/api/v1/admin/apps?q=${encodeURIComponent(q)}`)).body.apps as { id: string; owner: string | null }[]);
+    expect((await apps("COUNTER")).map((a) => a.id)).toContain(appId);
+    expect((await apps(owner.handle)).map((a) => a.id)).toContain(appId);
+    expect((await apps("anonymous")).every((a) => a.owner === null)).toBe(true);
+  });
+
   it("CLI-made operators only: a member, an app token and no credential get 404 from the admin API", async () => {
     expectError(await server.client.get("/api/v1/admin/apps", { token: owner.token }), 404, "not_found");
     expectError(await server.client.get("/api/v1/admin/apps"), 404, "not_found");

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder, type SqlBool } from "kysely";
 import { DAY, HOUR, type Clock } from "../../config/clock.ts";
 import type { Database } from "../../store/index.ts";
 
@@ -31,9 +31,13 @@ export interface AppListing {
 
 export const LISTING_LIMIT = 50;
 
-/** A LIKE pattern for text containing `q`: its own wildcards are dropped (SQLite and PostgreSQL escape differently). */
-function contains(q: string): string {
-  return `%${q.toLowerCase().replace(/[\\%_]/g, "")}%`;
+/**
+ * `lower(column)` contains `q`, as a LIKE whose wildcards in `q` are escaped (an email with an
+ * underscore is found); `escape '\'` reads the same on SQLite and PostgreSQL.
+ */
+function contains(column: string, q: string): RawBuilder<SqlBool> {
+  const pattern = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<SqlBool>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
 }
 
 /**
@@ -62,7 +66,7 @@ export class Directory {
         "users.suspended_reason",
         eb.selectFrom("apps").select(eb.fn.countAll<number>().as("n")).whereRef("apps.owner_user_id", "=", "users.id").as("apps"),
       ]);
-    if (q !== "") select = select.where((eb) => eb.or([eb("users.handle", "like", contains(q)), eb("users.email", "like", contains(q))]));
+    if (q !== "") select = select.where((eb) => eb.or([contains("users.handle", q), contains("users.email", q)]));
     const rows = await select.orderBy("users.created_at", "desc").limit(LISTING_LIMIT).execute();
     return rows.map((row) => ({
       id: row.id,
@@ -103,7 +107,7 @@ export class Directory {
     if (q.toLowerCase() === "anonymous") select = select.where("apps.owner_user_id", "is", null);
     else if (q !== "") {
       select = select.where((eb) =>
-        eb.or([eb("apps.id", "=", q), eb(eb.fn("lower", ["apps.display_name"]), "like", contains(q)), eb("apps.manifest_id", "like", contains(q)), eb("users.handle", "=", q.replace(/^@/, ""))]),
+        eb.or([eb("apps.id", "=", q), contains("apps.display_name", q), contains("apps.manifest_id", q), eb("users.handle", "=", q.replace(/^@/, ""))]),
       );
     }
     const rows = await select.orderBy("apps.created_at", "desc").limit(LISTING_LIMIT).execute();
