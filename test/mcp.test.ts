@@ -51,6 +51,19 @@ describe("MCP: POST /mcp", () => {
   });
   afterAll(async () => server.close());
 
+  it("/mcp/anonymous: the no-account tools whatever the request carries; create_app there makes an anonymous app", async () => {
+    const client = await connectV2(`${server.url}/mcp/anonymous`, user.token);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["create_app", "get_setup", "poll_pairing", "start_pairing"]);
+    const made = (await client.callTool({ name: "create_app", arguments: { module: MODULE("hi", "anonymous-made") } })) as ToolResult;
+    expect(made.isError, JSON.stringify(made)).toBeFalsy();
+    // Made without an account, although a user token came along: it carries its own token.
+    expect(made.structuredContent?.token).toMatch(/^svc_app_/);
+    const setup = (await client.callTool({ name: "get_setup", arguments: {} })) as ToolResult;
+    expect(setup.structuredContent).toMatchObject({ mcpUrl: `${server.config.baseUrl}/mcp`, anonymousMcpUrl: `${server.config.baseUrl}/mcp/anonymous` });
+    await client.close();
+  });
+
   for (const [index, [label, connect]] of Object.entries(clients).entries()) {
     describe(label, () => {
       it("lists at most 20 well-named tools; without a token only the anonymous four", async () => {

@@ -18,9 +18,11 @@ export interface McpCaller {
  * The caller of an MCP request (DECISIONS §11): bearer tokens only (a session cookie never
  * authenticates here), user or app tokens; an `Origin`, when sent, must be ours.
  */
-export async function mcpCaller(ctx: Services, request: FastifyRequest): Promise<McpCaller> {
+export async function mcpCaller(ctx: Services, request: FastifyRequest, options: { anonymous?: boolean } = {}): Promise<McpCaller> {
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== new URL(ctx.config.baseUrl).origin) throw apiError("forbidden", `requests from ${origin} are not accepted here`);
+  // /mcp/anonymous: a token sent along is neither checked nor passed to the tools.
+  if (options.anonymous === true) return { principal: null, ip: clientIp(request) };
   const authorization = request.headers.authorization;
   // principalOf would fall back to the session cookie when no bearer token is sent.
   const principal = authorization === undefined ? null : await principalOf(ctx, request);

@@ -31,4 +31,19 @@ export default function mcpRoutes(app: App, ctx: Services): void {
     },
   );
   refuseSessionMethods(app, "/mcp");
+
+  // DECISIONS §11: the tools that need no account, at a URL of their own, whatever the request
+  // carries: an agent with no account creates apps and pairs here.
+  app.post(
+    "/mcp/anonymous",
+    {
+      schema: { tags: ["agents"], summary: "MCP (Streamable HTTP) for agents without an account: create_app, pairing, get_setup", security: [{}] },
+      errorHandler: mcpBodyErrors,
+    },
+    async (request, reply) => {
+      const caller = await mcpCaller(ctx, request, { anonymous: true });
+      return answerMcp(await handler(), ctx, request, reply, { caller: { ...caller, all: false } });
+    },
+  );
+  refuseSessionMethods(app, "/mcp/anonymous");
 }

@@ -57,10 +57,11 @@ export function setupOf(baseUrl: string) {
   return {
     ok: true,
     mcpUrl: `${baseUrl}/mcp`,
+    anonymousMcpUrl: `${baseUrl}/mcp/anonymous`,
     setupUrl: `${baseUrl}/mcp/setup`,
     docs: `${baseUrl}/llms.txt`,
     openapi: `${baseUrl}/.well-known/openapi.json`,
-    auth: "Send `Authorization: Bearer <token>`: a user token (svc_user_…) from pairing, or an app's own token (svc_app_…) from an anonymous create_app.",
+    auth: "Send `Authorization: Bearer <token>` to mcpUrl: a user token (svc_user_…) from pairing or from the setup page, or an app's own token (svc_app_…) from an anonymous create_app. Without an account, anonymousMcpUrl offers create_app and pairing.",
     pairing: "start_pairing gives a user code and URL for a person to approve; poll_pairing then returns a user token.",
     mcpHint: mcpHint(baseUrl),
   };
