@@ -42,6 +42,7 @@ const EXTERNAL = [
   "nodemailer",
   "tar",
   "@modelcontextprotocol/*",
+  "oidc-provider",
 ];
 
 export async function build() {

@@ -48,6 +48,7 @@ import { pgLiveTransport } from "./domain/events/pg-transport.ts";
 import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
 import { AppLogs, pgLogTransport } from "./domain/logs/index.ts";
 import { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
+import { createOauthServer, OauthGrants } from "./domain/oauth/index.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { Metrics } from "./metrics/metrics.ts";
@@ -220,6 +221,17 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     abuseReports: new AbuseReports(db, clock),
     auditLog: new AuditLog(db, clock),
     directory: new Directory(db, clock),
+    // MCP's authorization server (DECISIONS §17), made on its first request.
+    oauth: createOauthServer(
+      db,
+      {
+        baseUrl: () => deps.config.baseUrl,
+        behindProxy: deps.config.trustProxy !== false,
+        secretsKey,
+        ...(deps.egressTestOverrides === undefined ? {} : { fetchOverrides: deps.egressTestOverrides }),
+      },
+      new OauthGrants(db, clock),
+    ),
     builds,
     idempotency: new Idempotency(db, clock),
     versions,

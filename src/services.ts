@@ -12,6 +12,7 @@ import type { Activity, CallCounts, DiagRing } from "./domain/diagnostics/index.
 import type { LiveEvents } from "./domain/events/live-events.ts";
 import type { AppLogs } from "./domain/logs/index.ts";
 import type { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
+import type { OauthServer } from "./domain/oauth/index.ts";
 import type { Idempotency } from "./domain/idempotency/idempotency.ts";
 import type { Mailer } from "./domain/mail/mailer.ts";
 import type { AppRunner } from "./domain/operations/as-app.ts";
@@ -96,6 +97,8 @@ export interface Services {
   auditLog: AuditLog;
   /** Accounts and apps as operators search them. */
   directory: Directory;
+  /** MCP's OAuth authorization server (DECISIONS §17) and the grants people gave its clients. */
+  oauth: OauthServer;
   /** What apps' code printed during op calls: this instance's rings, and followers of every instance's lines. */
   logs: AppLogs;
   /** Prometheus metrics of this instance, or null when METRICS_TOKEN is unset (none are kept). */

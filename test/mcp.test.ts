@@ -66,8 +66,8 @@ describe("MCP: POST /mcp", () => {
 
   for (const [index, [label, connect]] of Object.entries(clients).entries()) {
     describe(label, () => {
-      it("lists at most 20 well-named tools; without a token only the anonymous four", async () => {
-        const anonymous = await connect(`${server.url}/mcp`);
+      it("lists at most 20 well-named tools; /mcp/anonymous only the anonymous four", async () => {
+        const anonymous = await connect(`${server.url}/mcp/anonymous`);
         expect((await anonymous.listTools()).tools.map((t) => t.name).sort()).toEqual(["create_app", "get_setup", "poll_pairing", "start_pairing"]);
         await anonymous.close();
         const client = await connect(`${server.url}/mcp`, user.token);
@@ -152,15 +152,16 @@ describe("MCP: POST /mcp", () => {
       expect(res.status).toBe(405);
       expect(((await res.json()) as { error: { kind: string } }).error.kind).toBe("method_not_allowed");
     }
-    // A session cookie is ignored: the tools are the anonymous four.
+    // A session cookie is not a token: 401 with the challenge that starts a client's sign-in (DECISIONS §17).
     const list = await fetch(`${server.url}/mcp`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", cookie: user.cookie },
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }),
     });
-    const text = await list.text();
-    expect(text).toContain("start_pairing");
-    expect(text).not.toContain("edit_source");
+    expect(list.status).toBe(401);
+    expect(((await list.json()) as { error: { kind: string } }).error.kind).toBe("sign_in_required");
+    expect(list.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${server.config.baseUrl}/.well-known/oauth-protected-resource/mcp", scope="mcp"`);
+    expect(unauthorized.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 
   it("100 rapid call_operation calls never meet rate_limited", async () => {

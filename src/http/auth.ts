@@ -5,6 +5,7 @@ import type { Apps } from "../domain/apps/apps.ts";
 import type { AppRecord } from "../domain/apps/queries.ts";
 import type { TokenPrincipal, Tokens } from "../domain/tokens/tokens.ts";
 import { apiError } from "../errors/index.ts";
+import { toolLayerPrincipal } from "./tool-layer.ts";
 
 /** What telling who sends a request takes: the token and session services, and the service's origin. */
 export interface AuthDeps {
@@ -20,7 +21,10 @@ export interface AuthAndAppDeps extends AuthDeps {
 
 export type UserPrincipal =
   | { kind: "user"; userId: string; via: "token"; tokenId: string }
-  | { kind: "user"; userId: string; via: "session"; sessionId: string };
+  | { kind: "user"; userId: string; via: "session"; sessionId: string }
+  // An OAuth access token (DECISIONS §17): accepted only by the MCP endpoints it is bound to,
+  // and by the REST routes their tools run in-process (tool-layer.ts carries it there).
+  | { kind: "user"; userId: string; via: "oauth"; grantId: string };
 
 export type Principal = UserPrincipal | Exclude<TokenPrincipal, { kind: "user" }>;
 
@@ -70,6 +74,8 @@ export async function principalAndApp(ctx: AuthAndAppDeps, request: FastifyReque
 }
 
 async function resolve(ctx: AuthDeps, request: FastifyRequest, tokenEpoch: number | undefined): Promise<Principal | null> {
+  const delegated = toolLayerPrincipal(request);
+  if (delegated !== null) return delegated;
   const header = request.headers.authorization;
   if (header !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -102,7 +108,7 @@ export async function requireUser(ctx: AuthDeps, request: FastifyRequest, option
   if (principal.kind !== "user") throw apiError("unauthorized", `a ${principal.kind} token cannot do this; a user token or session is needed`);
   const mode = options.session ?? "allowed";
   if (mode === "only" && principal.via !== "session") throw apiError("unauthorized", "this operation accepts only a browser session, not a token");
-  if (mode === "never" && principal.via !== "token") throw apiError("unauthorized", "this operation needs a user token");
+  if (mode === "never" && principal.via === "session") throw apiError("unauthorized", "this operation needs a user token");
   return principal;
 }
 

@@ -8,9 +8,21 @@ import type { FastifyRequest } from "fastify";
 const HEADER = "x-brickyard-tool-call";
 const KEY = Buffer.from(randomBytes(24).toString("base64url"));
 
-/** The header the tool layer adds to each request it injects. */
-export function toolLayerHeaders(): Record<string, string> {
-  return { [HEADER]: KEY.toString() };
+// The person an OAuth access token acts for, carried to the routes a tool runs: the access token
+// itself is bound to the MCP endpoint and is refused by every other route (DECISIONS §17).
+const PRINCIPAL_HEADER = "x-brickyard-tool-principal";
+
+/** The headers the tool layer adds to each request it injects; `oauth`, for a caller an access token let in. */
+export function toolLayerHeaders(oauth?: { userId: string; grantId: string }): Record<string, string> {
+  return { [HEADER]: KEY.toString(), ...(oauth === undefined ? {} : { [PRINCIPAL_HEADER]: `${oauth.userId} ${oauth.grantId}` }) };
+}
+
+/** The OAuth principal the tool layer carried on this request, or null (none, or not the tool layer's). */
+export function toolLayerPrincipal(request: FastifyRequest): { kind: "user"; userId: string; via: "oauth"; grantId: string } | null {
+  const value = request.headers[PRINCIPAL_HEADER];
+  if (typeof value !== "string" || !fromToolLayer(request)) return null;
+  const [userId, grantId] = value.split(" ");
+  return userId === undefined || grantId === undefined ? null : { kind: "user", userId, via: "oauth", grantId };
 }
 
 /** True when the tool layer made this request. */

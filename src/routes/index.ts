@@ -65,6 +65,8 @@ import getBuild from "./builds/getBuild.ts";
 import getLogs from "./logs/getLogs.ts";
 import adminApi from "./admin/api.ts";
 import mcp from "./mcp/mcp.ts";
+import oauthProtocol from "./oauth/protocol.ts";
+import oauthResource from "./oauth/resource.ts";
 import appMcp from "./mcp/app-mcp.ts";
 import templateListing from "./templates/listing.ts";
 import publishedTemplates from "./templates/published.ts";
@@ -90,6 +92,8 @@ const routes: RouteModule[] = [
   adminApi,
   mcp,
   appMcp,
+  oauthProtocol,
+  oauthResource,
   listApps,
   getAppPage,
   getCanonicalPage,

@@ -19,6 +19,7 @@ export interface JobDeps {
   snapshots: { sweepValues(): Promise<unknown> };
   auditLog: Sweeps;
   abuseReports: Sweeps;
+  oauth: { grants: Sweeps };
 }
 
 /** How often due routines are looked for; a routine runs at most this late. */
@@ -28,7 +29,8 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * Every periodic job but the reaper (which app.ts builds, for tests to drive), each claimed per
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
- * snapshot refers to, such as those of deleted apps; the audit log and abuse reports a year).
+ * snapshot refers to, such as those of deleted apps; the audit log and abuse reports a year; the
+ * authorization server's codes, tokens and grants once expired).
  */
 export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
@@ -40,5 +42,6 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "audit-sweep", everyMs: HOUR, run: () => ctx.auditLog.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "abuse-report-sweep", everyMs: HOUR, run: () => ctx.abuseReports.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "oauth-sweep", everyMs: HOUR, run: () => ctx.oauth.grants.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
 }

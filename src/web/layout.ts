@@ -49,15 +49,17 @@ const PAGE_HEADERS = {
  * Sends a page with the headers above. A page that needs a script passes the nonce it rendered
  * the script with; that script, and nothing else, may run and talk to this origin.
  */
-export function sendPage(reply: FastifyReply, page: SafeHtml, status = 200, options: { scriptNonce?: string } = {}): FastifyReply {
-  const headers =
-    options.scriptNonce === undefined
-      ? PAGE_HEADERS
-      : {
-          ...PAGE_HEADERS,
-          "Content-Security-Policy": `${PAGE_HEADERS["Content-Security-Policy"]}; script-src 'nonce-${options.scriptNonce}'; connect-src 'self'`,
-        };
-  return reply.status(status).headers(headers).type("text/html; charset=utf-8").send(page.value);
+export function sendPage(reply: FastifyReply, page: SafeHtml, status = 200, options: { scriptNonce?: string; formTargets?: string[] } = {}): FastifyReply {
+  let policy = PAGE_HEADERS["Content-Security-Policy"];
+  // A form whose answer redirects elsewhere (OAuth consent, to the client) names where: browsers
+  // hold each redirect after a submission to form-action.
+  if (options.formTargets !== undefined && options.formTargets.length > 0) policy = policy.replace("form-action 'self'", `form-action 'self' ${options.formTargets.join(" ")}`);
+  if (options.scriptNonce !== undefined) policy = `${policy}; script-src 'nonce-${options.scriptNonce}'; connect-src 'self'`;
+  return reply
+    .status(status)
+    .headers({ ...PAGE_HEADERS, "Content-Security-Policy": policy })
+    .type("text/html; charset=utf-8")
+    .send(page.value);
 }
 
 export function newNonce(): string {

@@ -4,7 +4,7 @@ import type { AppRecord } from "../apps/queries.ts";
 
 /** Who asks, as the HTTP layer resolved it (http/auth.ts Principal, plus the claim cookie). */
 export type DiagnosticsCaller =
-  | { kind: "user"; userId: string; via: "token" | "session" }
+  | { kind: "user"; userId: string; via: "token" | "session" | "oauth" }
   | { kind: "app"; appId: string }
   | { kind: "render"; appId: string; userId: string | null }
   | { kind: "claim_cookie"; appId: string }

@@ -28,11 +28,13 @@ export type AuditAction =
   | "token.revoke"
   | "share.invite"
   | "share.accept"
-  | "share.revoke";
+  | "share.revoke"
+  | "oauth.grant"
+  | "oauth.revoke";
 
 export interface AuditEvent {
   action: AuditAction;
-  target: { kind: "app" | "user" | "token" | "share"; id: string };
+  target: { kind: "app" | "user" | "token" | "share" | "grant"; id: string };
   /** What an operator needs to read the row: names, reasons, roles. Never a secret or a token's value. */
   detail?: Record<string, string | number | boolean | null>;
 }

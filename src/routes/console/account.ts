@@ -13,7 +13,7 @@ import { viewerAudit, viewerOf, type Viewer } from "../pages/viewer.ts";
 /** A token minted here lasts as long as one from POST /api/token by default. */
 const TOKEN_DAYS = 7;
 
-/** `/account` (issue 19): plan, user tokens (mint with the plaintext shown once, revoke). */
+/** `/account` (issue 19): plan, user tokens (mint with the plaintext shown once, revoke), connected OAuth clients (revoke). */
 export default function accountPages(app: App, ctx: Services): void {
   const signedIn = async (request: FastifyRequest, reply: FastifyReply): Promise<Viewer | null> => {
     const viewer = await viewerOf(ctx, request);
@@ -27,7 +27,8 @@ export default function accountPages(app: App, ctx: Services): void {
     // The same counts the routine and webhook limits are checked against.
     const usage = { limits: PLAN_LIMITS[plan], routines: (await ctx.routines.listForUser(viewer.userId)).limits.used, webhooks: (await ctx.webhooks.listForUser(viewer.userId)).limits.used };
     const teams = await ctx.teams.mine(viewer.userId);
-    return sendPage(reply, accountPage({ handle: viewer.handle, email: user?.email ?? "", plan, usage, teams, tokens, minted }));
+    const clients = await ctx.oauth.grants.list(viewer.userId);
+    return sendPage(reply, accountPage({ handle: viewer.handle, email: user?.email ?? "", plan, usage, teams, tokens, clients, minted }));
   };
 
   app.get("/account", { schema: { tags: ["pages"], summary: "Your account: plan and user tokens (HTML)" } }, async (request, reply) => {
@@ -70,6 +71,17 @@ export default function accountPages(app: App, ctx: Services): void {
       const viewer = await signedIn(request, reply);
       if (viewer === null) return reply;
       await ctx.tokens.revokeUserToken(viewer.userId, request.params.id, viewerAudit(request, viewer));
+      return reply.redirect("/account", 303);
+    },
+  );
+  // An OAuth client's grant (DECISIONS §17): its codes, access and refresh tokens end with it.
+  app.post(
+    "/account/clients/:id/revoke",
+    { schema: { tags: ["pages"], summary: "Revoke a connected OAuth client", params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
+    async (request, reply) => {
+      const viewer = await signedIn(request, reply);
+      if (viewer === null) return reply;
+      await ctx.oauth.grants.revoke(viewer.userId, request.params.id, viewerAudit(request, viewer));
       return reply.redirect("/account", 303);
     },
   );

@@ -45,7 +45,7 @@ export default function appMcpRoutes(app: App, ctx: Services): void {
       errorHandler: mcpBodyErrors,
     },
     async (request, reply) => {
-      const caller = await mcpCaller(ctx, request);
+      const caller = await mcpCaller(ctx, request, { resourcePath: `/app/${request.params.id}/mcp` });
       const { app: record, role } = await ctx.apps.load(request.params.id, caller.principal, "view");
       refuseSuspended(record);
       const extra: AppMcpRequest = { caller, app: record, role };

@@ -1,7 +1,10 @@
 import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
-import { apiError } from "../../errors/index.ts";
+import { ApiError, apiError } from "../../errors/index.ts";
+import { ACCOUNT_SUSPENDED } from "../../domain/tokens/tokens.ts";
+import { parseToken } from "../../domain/tokens/format.ts";
+import { bearerChallenge } from "../oauth/resource.ts";
 import { clientIp, principalOf, type Principal } from "../../http/auth.ts";
 import { toApiError } from "../../http/error-handler.ts";
 import { isBodyParseError } from "../../http/json-body.ts";
@@ -10,24 +13,55 @@ import type { App } from "../../http/types.ts";
 /** Who calls an MCP endpoint, from where: what each request's server is built for. */
 export interface McpCaller {
   principal: Principal | null;
+  /** The caller's own bearer token (ours), which the tools send on to the REST routes they run. */
   authorization?: string;
   ip: string;
 }
 
+/** A 401 from an MCP endpoint carries the challenge that starts a client's OAuth sign-in (DECISIONS §17). */
+function challenged(ctx: Services, resourcePath: string, failure: ApiError, invalid: boolean): ApiError {
+  const challenge = bearerChallenge(ctx.config.baseUrl, resourcePath, invalid ? "invalid_token" : undefined);
+  return new ApiError(failure.kind, failure.message, failure.fields, { headers: { ...failure.headers, "www-authenticate": challenge } });
+}
+
 /**
- * The caller of an MCP request (DECISIONS §11): bearer tokens only (a session cookie never
- * authenticates here), user or app tokens; an `Origin`, when sent, must be ours.
+ * The caller of an MCP request (DECISIONS §11, §17): a bearer token is required, ours (a user or
+ * app token) or an OAuth access token bound to this endpoint; a session cookie never
+ * authenticates here. Without one, or with one that is not live, the answer is 401 with the
+ * challenge that points a client at the resource metadata. An `Origin`, when sent, must be ours.
  */
-export async function mcpCaller(ctx: Services, request: FastifyRequest, options: { anonymous?: boolean } = {}): Promise<McpCaller> {
+export async function mcpCaller(ctx: Services, request: FastifyRequest, options: { anonymous?: boolean; resourcePath?: string } = {}): Promise<McpCaller> {
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== new URL(ctx.config.baseUrl).origin) throw apiError("forbidden", `requests from ${origin} are not accepted here`);
   // /mcp/anonymous: a token sent along is neither checked nor passed to the tools.
   if (options.anonymous === true) return { principal: null, ip: clientIp(request) };
+  const resourcePath = options.resourcePath ?? "/mcp";
   const authorization = request.headers.authorization;
-  // principalOf would fall back to the session cookie when no bearer token is sent.
-  const principal = authorization === undefined ? null : await principalOf(ctx, request);
+  if (authorization === undefined) {
+    throw challenged(ctx, resourcePath, apiError("sign_in_required", `this MCP endpoint needs a token: sign in through your client (OAuth), or send 'Authorization: Bearer svc_user_…'; agents without an account use ${ctx.config.baseUrl}/mcp/anonymous`), false);
+  }
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  if (bearer !== undefined && parseToken(bearer) === null) return { principal: await oauthPrincipal(ctx, bearer, resourcePath), ip: clientIp(request) };
+  let principal: Principal | null;
+  try {
+    principal = await principalOf(ctx, request);
+  } catch (error) {
+    throw error instanceof ApiError && error.status === 401 ? challenged(ctx, resourcePath, error, true) : error;
+  }
   if (principal !== null && principal.kind === "render") throw apiError("unauthorized", "MCP takes a user token (svc_user_…) or an app token (svc_app_…)");
-  return { principal, ...(authorization === undefined ? {} : { authorization }), ip: clientIp(request) };
+  return { principal, authorization, ip: clientIp(request) };
+}
+
+/** The person an OAuth access token acts for, when it is live, bound to this endpoint and their account stands. */
+async function oauthPrincipal(ctx: Services, token: string, resourcePath: string): Promise<Principal> {
+  const holder = await ctx.oauth.holder(token, `${ctx.config.baseUrl}${resourcePath}`);
+  const invalid = (message: string) => challenged(ctx, resourcePath, apiError("unauthorized", message, { reason: "token_unknown" }), true);
+  if (holder === null) throw invalid("the access token is unknown, expired, revoked or for another resource");
+  const user = await ctx.users.byId(holder.userId);
+  if (user === null) throw invalid("the access token's account no longer exists");
+  if (user.suspension !== null) throw challenged(ctx, resourcePath, apiError("unauthorized", ACCOUNT_SUSPENDED), true);
+  ctx.oauth.grants.touch(holder.grantId);
+  return { kind: "user", userId: holder.userId, via: "oauth", grantId: holder.grantId };
 }
 
 /** Hands the request to the SDK's handler with `extra` for the server factory, and relays its answer. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { toolLayerHeaders } from "../../http/tool-layer.ts";
 import type { ToolSpec } from "./tools.ts";
+import type { Principal } from "../../http/auth.ts";
 
 export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; type?: string | string[] };
 
@@ -68,7 +69,7 @@ export interface Invoked {
   body: unknown;
 }
 
-type Caller = { authorization?: string; ip: string };
+type Caller = { authorization?: string; ip: string; principal?: Principal | null };
 
 /**
  * Runs the tool's REST route as the MCP caller, in-process (Fastify's inject): the same bearer
@@ -95,7 +96,7 @@ export async function invoke(app: FastifyInstance, binding: ToolBinding, args: R
     url: query.size > 0 ? `${url}?${query.toString()}` : url,
     remoteAddress: caller.ip,
     headers: {
-      ...toolLayerHeaders(),
+      ...toolLayerHeaders(caller.principal?.kind === "user" && caller.principal.via === "oauth" ? caller.principal : undefined),
       ...(caller.authorization === undefined ? {} : { authorization: caller.authorization }),
       ...(hasBody ? { "content-type": "application/json" } : {}),
     },

@@ -26,6 +26,7 @@ import * as m023 from "./023-kv-set-many.ts";
 import * as m024 from "./024-render-token-holders.ts";
 import * as m025 from "./025-token-epoch-at-commit.ts";
 import * as m026 from "./026-operators.ts";
+import * as m027 from "./027-oauth.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -60,6 +61,7 @@ const steps: Record<string, Step> = {
   "024-render-token-holders": m024,
   "025-token-epoch-at-commit": m025,
   "026-operators": m026,
+  "027-oauth": m027,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -6,6 +6,7 @@ import type { AssetsTable } from "./assets.ts";
 import type { BuildBundlesTable, BuildsTable } from "./builds.ts";
 import type { OpCallCountsTable } from "./call-counts.ts";
 import type { AbuseReportsTable, AuditLogTable } from "./operators.ts";
+import type { OauthRecordsTable } from "./oauth.ts";
 import type { IdempotencyRecordsTable } from "./idempotency.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
@@ -28,6 +29,7 @@ export interface Database {
   users: UsersTable;
   abuse_reports: AbuseReportsTable;
   audit_log: AuditLogTable;
+  oauth_records: OauthRecordsTable;
   sessions: SessionsTable;
   tokens: TokensTable;
   token_epoch: TokenEpochTable;
@@ -71,6 +73,7 @@ export interface Database {
 export type {
   AbuseReportsTable,
   AuditLogTable,
+  OauthRecordsTable,
   ActivityCountsTable,
   ActivityEventsTable,
   AppBlobsTable,

@@ -1,5 +1,6 @@
 import { iso } from "../../../config/clock.ts";
 import type { PlanLimits } from "../../../config/plans.ts";
+import type { ConnectedClient } from "../../../domain/oauth/index.ts";
 import type { UserTokenView } from "../../../domain/tokens/tokens.ts";
 import { html, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";
@@ -12,7 +13,7 @@ export interface PlanUsage {
   webhooks: number;
 }
 
-/** `/account`: the person's plan and user tokens (a new token's plaintext shown once, here). */
+/** `/account`: the person's plan, user tokens (a new token's plaintext shown once, here) and connected OAuth clients. */
 export function accountPage(options: {
   handle: string;
   email: string;
@@ -20,6 +21,7 @@ export function accountPage(options: {
   usage: PlanUsage;
   teams: { slug: string; name: string; role: string }[];
   tokens: UserTokenView[];
+  clients: ConnectedClient[];
   minted: string | null;
 }): SafeHtml {
   const { limits } = options.usage;
@@ -59,6 +61,17 @@ ${
         (t) => html`<li><div><span class="label">${t.name ?? "(unnamed)"}</span>
 <span class="muted">${t.prefix}… · ${t.source} · last used ${t.lastUsedAt === null ? "never" : iso(t.lastUsedAt)} · expires ${t.expiresAt === null ? "never" : iso(t.expiresAt)}</span></div>
 ${actionButton(`/account/tokens/${t.id}/revoke`, `Revoke ${t.name ?? t.prefix}`, { secondary: true })}</li>`,
+      )}</ul>`
+}
+<h2>Connected clients</h2>
+<p>MCP clients you let act as you when they signed in. Revoking one ends its access at once.</p>
+${
+  options.clients.length === 0
+    ? html`<p id="no-clients">No connected clients.</p>`
+    : html`<ul class="rows" id="clients">${options.clients.map(
+        (c) => html`<li><div><span class="label">${c.name}</span>
+<span class="muted">connected ${iso(c.createdAt)} · last used ${c.lastUsedAt === null ? "never" : iso(c.lastUsedAt)}</span></div>
+${actionButton(`/account/clients/${c.grantId}/revoke`, `Revoke ${c.name}`, { secondary: true })}</li>`,
       )}</ul>`
 }
 <h2>New token</h2>

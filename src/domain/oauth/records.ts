@@ -1,0 +1,82 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../store/index.ts";
+
+/** A record as oidc-provider hands it over: its own JSON, with the fields we index. */
+type Payload = Record<string, unknown> & { grantId?: string; uid?: string; accountId?: string; clientId?: string; consumed?: number; userCode?: string };
+
+/**
+ * oidc-provider's storage port (its `Adapter`), on our store: one instance per model name
+ * (Client, Grant, AccessToken, …), every row in `oauth_records` (migration 027). Rows past their
+ * expiry are never returned, and the hourly sweep deletes them (`sweepOauthRecords`).
+ */
+export class OauthRecords {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly model: string,
+  ) {}
+
+  /** The adapter class oidc-provider constructs per model name. */
+  static adapterFor(db: Kysely<Database>): new (model: string) => OauthRecords {
+    return class extends OauthRecords {
+      constructor(model: string) {
+        super(db, model);
+      }
+    };
+  }
+
+  async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
+    const row = {
+      payload: JSON.stringify(payload),
+      grant_id: typeof payload.grantId === "string" ? payload.grantId : null,
+      uid: typeof payload.uid === "string" ? payload.uid : null,
+      account_id: typeof payload.accountId === "string" ? payload.accountId : null,
+      client_id: typeof payload.clientId === "string" ? payload.clientId : null,
+      expires_at: typeof expiresIn === "number" ? Date.now() + expiresIn * 1000 : null,
+    };
+    await this.db
+      .insertInto("oauth_records")
+      .values({ model: this.model, id, ...row, consumed_at: null, last_used_at: null, label: null })
+      .onConflict((c) => c.columns(["model", "id"]).doUpdateSet(row))
+      .execute();
+  }
+
+  async find(id: string): Promise<Payload | undefined> {
+    const row = await this.db.selectFrom("oauth_records").select(["payload", "consumed_at", "expires_at"]).where("model", "=", this.model).where("id", "=", id).executeTakeFirst();
+    return this.live(row);
+  }
+
+  async findByUid(uid: string): Promise<Payload | undefined> {
+    const row = await this.db.selectFrom("oauth_records").select(["payload", "consumed_at", "expires_at"]).where("model", "=", this.model).where("uid", "=", uid).executeTakeFirst();
+    return this.live(row);
+  }
+
+  // Device flow only, which is off.
+  findByUserCode(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  async consume(id: string): Promise<void> {
+    await this.db.updateTable("oauth_records").set({ consumed_at: Date.now() }).where("model", "=", this.model).where("id", "=", id).execute();
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.db.deleteFrom("oauth_records").where("model", "=", this.model).where("id", "=", id).execute();
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.db.deleteFrom("oauth_records").where("model", "=", this.model).where("grant_id", "=", grantId).execute();
+  }
+
+  private live(row: { payload: string; consumed_at: number | null; expires_at: number | null } | undefined): Payload | undefined {
+    if (row === undefined || (row.expires_at !== null && row.expires_at <= Date.now())) return undefined;
+    const payload = JSON.parse(row.payload) as Payload;
+    // oidc-provider reads `consumed` (epoch seconds) to refuse a second use.
+    return row.consumed_at === null ? payload : { ...payload, consumed: Math.floor(row.consumed_at / 1000) };
+  }
+}
+
+/** The hourly sweep: rows past their expiry, which find() already ignores. */
+export async function sweepOauthRecords(db: Kysely<Database>, now: number): Promise<number> {
+  const result = await db.deleteFrom("oauth_records").where("expires_at", "<=", now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
