@@ -33,7 +33,7 @@ export default function docsPages(app: App, ctx: Services): void {
 
 ## Doors
 
-- [MCP](${base}/mcp): Streamable HTTP, with a bearer token (yours, from pairing or the setup page, or an app's own); tools create_app, call_operation, edit_source, get_logs and their REST twins. Setup: ${base}/mcp/setup
+- [MCP](${base}/mcp): Streamable HTTP for a person's agent. Paste the URL into a client that speaks MCP's OAuth and it asks the person to sign in; or send a bearer token (yours, from pairing or the setup page, or an app's own). Without either it answers 401 with the OAuth challenge. Tools create_app, call_operation, edit_source, get_logs and their REST twins. Setup: ${base}/mcp/setup
 - [MCP without an account](${base}/mcp/anonymous): create_app (each app comes with its own token), pairing, get_setup
 - [OpenAPI](${base}/.well-known/openapi.json): every REST route
 - Create an app: POST ${base}/app with {"module": "..."}; call it: POST ${base}/app/{id}/api/{operation} with Authorization: Bearer <token>

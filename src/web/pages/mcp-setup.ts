@@ -18,8 +18,11 @@ export function mcpSetupPage(options: { hint: McpHint; mcpUrl: string; docsUrl: 
     handle: options.handle,
     script: { nonce: options.nonce, source: COPY_SCRIPT },
     body: html`<h1>Connect an agent</h1>
-<p>Brickyard speaks MCP at <span class="label nowrap">${options.mcpUrl}</span>. An agent without a token can create apps
-right away (each comes with its own token); to work on your apps it needs a user token, which pairing gives it.</p>
+<p>Brickyard speaks MCP at <span class="label nowrap">${options.mcpUrl}</span>. Paste that URL into your client: if it
+speaks MCP's OAuth (Claude, ChatGPT, Cursor, VS Code do), it asks you to sign in here and approve it, and that is all.
+You can revoke it at <a href="/account">your account</a>.</p>
+<p>For a client without OAuth, use a snippet below with a token: pairing gives your agent one, or mint one here.
+An agent with no account creates apps at <span class="label nowrap">${options.mcpUrl}/anonymous</span> (each comes with its own token).</p>
 <p><a class="button" href="/pair">Pair an agent with your account</a></p>
 ${snippets.map(
   ([id, text]) => html`<section aria-labelledby="h-${id}">
