@@ -196,4 +196,32 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
     const as = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
     expect(as).toMatchObject({ issuer: base, code_challenge_methods_supported: ["S256"], registration_endpoint: `${base}/oauth/register`, revocation_endpoint: `${base}/oauth/revoke` });
   });
+
+  it("a suspended person's access token is refused; clients never used are swept after a week, clients in use are kept", async () => {
+    const first = await exchange(await code());
+    const used = await mcpWith(`${base}/mcp`, first.body.access_token ?? "");
+    expect(used.status).toBe(200);
+    const loner = await register(base, { client_name: "Never used", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" });
+    await server.ctx.oauth.grants.sweep(Date.now() + 8 * 24 * 60 * 60 * 1000);
+    const gone = await fetch(`${base}/oauth/register/${String(loner.body.client_id)}`, { headers: { authorization: `Bearer ${String(loner.body.registration_access_token)}` } });
+    expect(gone.status).toBe(401);
+    // The client with a grant still redeems its refresh token.
+    const refreshed = await token(base, { grant_type: "refresh_token", refresh_token: first.body.refresh_token ?? "", client_id: clientId });
+    expect(refreshed.status).toBe(200);
+    await server.ctx.suspensions.suspendUser(person.handle, "test", { actor: { kind: "cli" }, ip: null });
+    const refused = await mcpWith(`${base}/mcp`, refreshed.body.access_token ?? "");
+    expect(refused.status).toBe(401);
+    await server.ctx.suspensions.unsuspendUser(person.handle, { actor: { kind: "cli" }, ip: null });
+    expect((await mcpWith(`${base}/mcp`, refreshed.body.access_token ?? "")).status).toBe(200);
+  });
+
+  it("registration floods from one network stop at 20 an hour, in OAuth's shape", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await register(base, { client_name: `flood ${i}`, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).status);
+    expect(statuses.filter((s) => s === 201).length).toBeLessThanOrEqual(20);
+    const refused = await fetch(`${base}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: string }).error).toBe("invalid_request");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
 });

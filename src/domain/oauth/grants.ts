@@ -68,8 +68,8 @@ export class OauthGrants {
   }
 
   /** The hourly sweep: the authorization server's rows past their expiry (none is read after it). */
-  sweep(): Promise<number> {
-    return sweepOauthRecords(this.db, Date.now());
+  sweep(now = Date.now()): Promise<number> {
+    return sweepOauthRecords(this.db, now);
   }
 
   /** A grant's access token reached /mcp: its lastUsedAt moves, at most once a minute. */

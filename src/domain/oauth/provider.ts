@@ -129,6 +129,10 @@ export async function createOauthProvider(deps: OauthProviderDeps): Promise<Prov
     rotateRefreshToken: true,
     // MCP clients seldom ask for offline_access; every grant that may refresh gets a refresh token.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+    // The library ties tokens without offline_access to its browser session (a day here): an
+    // agent's refresh token would die with a cookie it never sees. Ours live their 30 days,
+    // until revoked in /account.
+    expiresWithSession: () => false,
     // Every authorization comes through the consent page: no grant is reused silently.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
       const grantId = ctx.oidc.result?.consent?.grantId;

@@ -35,7 +35,8 @@ export class OauthRecords {
     };
     await this.db
       .insertInto("oauth_records")
-      .values({ model: this.model, id, ...row, consumed_at: null, last_used_at: null, label: null })
+      // A client's row notes when it registered: the sweep drops clients never used for a week.
+      .values({ model: this.model, id, ...row, consumed_at: null, last_used_at: this.model === "Client" ? Date.now() : null, label: null })
       .onConflict((c) => c.columns(["model", "id"]).doUpdateSet(row))
       .execute();
   }
@@ -75,8 +76,21 @@ export class OauthRecords {
   }
 }
 
-/** The hourly sweep: rows past their expiry, which find() already ignores. */
+/** A registered client no grant names is dropped this long after it registered. */
+export const UNUSED_CLIENT_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * The hourly sweep: rows past their expiry (which find() already ignores), and clients that
+ * registered over a week ago and hold no grant (registration is open to anyone; a client in use
+ * has a grant, which lives as long as its refresh tokens).
+ */
 export async function sweepOauthRecords(db: Kysely<Database>, now: number): Promise<number> {
-  const result = await db.deleteFrom("oauth_records").where("expires_at", "<=", now).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  const expired = await db.deleteFrom("oauth_records").where("expires_at", "<=", now).executeTakeFirst();
+  const unused = await db
+    .deleteFrom("oauth_records")
+    .where("model", "=", "Client")
+    .where("last_used_at", "<", now - UNUSED_CLIENT_MS)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("oauth_records as g").select("g.id").where("g.model", "=", "Grant").whereRef("g.client_id", "=", "oauth_records.id"))))
+    .executeTakeFirst();
+  return Number(expired.numDeletedRows) + Number(unused.numDeletedRows);
 }

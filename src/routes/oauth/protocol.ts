@@ -2,6 +2,21 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
+import { networkOf } from "../../http/rate-limit/network.ts";
+import type { BucketRule } from "../../lib/rate-limit.ts";
+
+// Every registration is a row kept while the client is in use; one network registers a few
+// clients an hour (a person's agents), not thousands. Per network, as anonymous creates are.
+export const REGISTRATIONS_PER_NETWORK: BucketRule = { name: "oauth-register:ip", capacity: 20, windowMs: 60 * 60 * 1000 };
+
+/** A registration over the network's allowance, answered in OAuth's shape (429, Retry-After). */
+function registrationRefused(ctx: Services, ip: string, res: ServerResponse): boolean {
+  const decision = ctx.limiter.take([{ rule: REGISTRATIONS_PER_NETWORK, key: networkOf(ip) }]);
+  if (decision.allowed) return false;
+  res.writeHead(429, { "content-type": "application/json; charset=utf-8", "retry-after": String(Math.max(1, decision.resetSec)), "cache-control": "no-store" });
+  res.end(JSON.stringify({ error: "invalid_request", error_description: "too many client registrations from this network; try again later" }));
+  return true;
+}
 
 /**
  * The authorization server's protocol endpoints (DECISIONS §17), handed whole to oidc-provider:
@@ -14,7 +29,11 @@ export default function oauthProtocolRoutes(app: App, ctx: Services): void {
   void root.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
-    const pass = async (request: { raw: IncomingMessage }, reply: { hijack(): void; raw: ServerResponse }) => {
+    const pass = async (request: { raw: IncomingMessage; method: string; url: string; ip: string }, reply: { hijack(): void; raw: ServerResponse }) => {
+      if (request.method === "POST" && request.url.split("?")[0] === "/oauth/register" && registrationRefused(ctx, request.ip, reply.raw)) {
+        reply.hijack();
+        return;
+      }
       const provider = await ctx.oauth.provider();
       reply.hijack();
       await provider.callback()(request.raw, reply.raw);

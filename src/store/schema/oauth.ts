@@ -16,7 +16,7 @@ export interface OauthRecordsTable {
   expires_at: number | null;
   /** When a one-use record (a code, a rotated refresh token) was used. */
   consumed_at: number | null;
-  /** On a grant: when one of its access tokens last reached /mcp (minute precision). */
+  /** On a grant: when one of its access tokens last reached /mcp (minute precision); on a client: when it registered. */
   last_used_at: number | null;
   /** On a grant: the client's name as the consent page showed it, for /account. */
   label: string | null;
