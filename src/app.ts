@@ -56,6 +56,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
     // Mail under way finishes writing its outbox row before the store closes.
     await ctx.mailer.settled();
     ctx.mailer.close();
+    ctx.domainHosts.close();
     await ctx.live.close();
     await ctx.logs.close();
     // Kills every workerd process (SIGKILL; see WorkerdProcess.kill) before the store closes.

@@ -49,6 +49,7 @@ import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
 import { AppLogs, pgLogTransport } from "./domain/logs/index.ts";
 import { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
 import { createOauthServer, OauthGrants } from "./domain/oauth/index.ts";
+import { dnsTxtLookup, DomainHosts, Domains } from "./domain/domains/index.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { Metrics } from "./metrics/metrics.ts";
@@ -115,6 +116,11 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   if (deps.store.dialect === "postgres" && deps.config.databaseUrl !== null) {
     live.useTransport(await pgLiveTransport(live, new PgNotifier(deps.config.databaseUrl, db, log), log));
   }
+  // Custom domains (DECISIONS §12): which app each served hostname belongs to, in memory on every
+  // instance before the server takes a request (the host routing reads it synchronously).
+  const domains = new Domains(db, clock, dnsTxtLookup(deps.config.dnsResolver), live, () => new URL(deps.config.baseUrl).hostname);
+  const domainHosts = new DomainHosts(domains, live);
+  await domainHosts.start();
   // What apps' code prints; followers on one instance see lines written on any (DECISIONS §18).
   const logs = new AppLogs();
   if (deps.store.dialect === "postgres" && deps.config.databaseUrl !== null) {
@@ -221,6 +227,8 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     abuseReports: new AbuseReports(db, clock),
     auditLog: new AuditLog(db, clock),
     directory: new Directory(db, clock),
+    domains,
+    domainHosts,
     // MCP's authorization server (DECISIONS §17), made on its first request.
     oauth: createOauthServer(
       db,

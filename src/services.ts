@@ -13,6 +13,7 @@ import type { LiveEvents } from "./domain/events/live-events.ts";
 import type { AppLogs } from "./domain/logs/index.ts";
 import type { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
 import type { OauthServer } from "./domain/oauth/index.ts";
+import type { DomainHosts, Domains } from "./domain/domains/index.ts";
 import type { Idempotency } from "./domain/idempotency/idempotency.ts";
 import type { Mailer } from "./domain/mail/mailer.ts";
 import type { AppRunner } from "./domain/operations/as-app.ts";
@@ -97,6 +98,10 @@ export interface Services {
   auditLog: AuditLog;
   /** Accounts and apps as operators search them. */
   directory: Directory;
+  /** Custom domains of apps: add, verify, re-check, remove (DECISIONS §12). */
+  domains: Domains;
+  /** Which app each served custom hostname belongs to, in memory (the host routing's lookup). */
+  domainHosts: DomainHosts;
   /** MCP's OAuth authorization server (DECISIONS §17) and the grants people gave its clients. */
   oauth: OauthServer;
   /** What apps' code printed during op calls: this instance's rings, and followers of every instance's lines. */

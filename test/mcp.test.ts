@@ -88,7 +88,8 @@ describe("MCP: POST /mcp", () => {
         await client.close();
         const all = await connect(`${server.url}/mcp?tools=all`, user.token);
         const everything = (await all.listTools()).tools as { name: string; annotations?: Record<string, boolean> }[];
-        expect(everything.map((t) => t.name)).toEqual(expect.arrayContaining(["copy_app", "restore_version", "delete_app", "delete_webhook", "list_deliveries"]));
+        expect(everything.map((t) => t.name)).toEqual(expect.arrayContaining(["copy_app", "restore_version", "delete_app", "delete_webhook", "list_deliveries", "add_domain", "list_domains"]));
+        expect(everything.find((t) => t.name === "list_domains")?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
         expect(everything.find((t) => t.name === "delete_app")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
         await all.close();
       });

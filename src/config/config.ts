@@ -34,6 +34,8 @@ export interface Config {
   logLevel: string;
   /** METRICS_TOKEN: the bearer token `GET /metrics` asks for; unset, there are no metrics at all. */
   metricsToken: string | null;
+  /** DNS_RESOLVER `host:port`: the server custom domains' TXT records are looked up at (DECISIONS §12); null for the system's. */
+  dnsResolver: string | null;
   /** LOG_FORMAT: `json` lines, `pretty` for people, or `auto` (pretty on a terminal, JSON otherwise). */
   logFormat: "auto" | "json" | "pretty";
   /**
@@ -109,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL ?? "info",
     logFormat: oneOf(env, "LOG_FORMAT", ["auto", "json", "pretty"], "auto"),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
+    dnsResolver: dnsResolver(nonEmpty(env.DNS_RESOLVER)),
     npm: {
       registryUrl: registryUrl(nonEmpty(env.NPM_REGISTRY_URL) ?? "https://registry.npmjs.org/"),
       token: nonEmpty(env.NPM_TOKEN),
@@ -119,6 +122,13 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 0, 0, 600_000),
     trustProxy: trustProxy(nonEmpty(env.TRUST_PROXY)),
   };
+}
+
+/** DNS_RESOLVER: `host:port` (an IPv6 address in brackets), or unset for the system's resolver. */
+function dnsResolver(value: string | null): string | null {
+  if (value === null) return null;
+  if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(value)) throw new ConfigError(`DNS_RESOLVER must be host:port, got ${value}`);
+  return value;
 }
 
 /**

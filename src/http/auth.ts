@@ -6,6 +6,7 @@ import type { AppRecord } from "../domain/apps/queries.ts";
 import type { TokenPrincipal, Tokens } from "../domain/tokens/tokens.ts";
 import { apiError } from "../errors/index.ts";
 import { toolLayerPrincipal } from "./tool-layer.ts";
+import { publicOrigin } from "./custom-hosts.ts";
 
 /** What telling who sends a request takes: the token and session services, and the service's origin. */
 export interface AuthDeps {
@@ -90,7 +91,7 @@ async function resolve(ctx: AuthDeps, request: FastifyRequest, tokenEpoch: numbe
   const session = await ctx.sessions.resolve(cookie);
   if (session === null) return null;
   // A cookie rides along on cross-site requests; a mutation must prove it came from our pages.
-  if (!SAFE_METHODS.has(request.method) && request.headers.origin !== new URL(ctx.config.baseUrl).origin) {
+  if (!SAFE_METHODS.has(request.method) && request.headers.origin !== publicOrigin(request, ctx.config.baseUrl)) {
     throw apiError("forbidden", "a cookie-authenticated change must come from this service's own pages (Origin mismatch)");
   }
   return { kind: "user", userId: session.userId, via: "session", sessionId: session.sessionId };

@@ -17,6 +17,7 @@ import { installOpenApi } from "./openapi.ts";
 import { installPacing } from "./pacing.ts";
 import { installFairShare, type FairShare } from "./fair-share/install.ts";
 import { ErrorEnvelope, errorResponses } from "./schemas.ts";
+import { customHostRewriter, type HostRouting } from "./custom-hosts.ts";
 import type { App } from "./types.ts";
 import { installForwarded } from "./proxy.ts";
 import { installJsonBodies } from "./json-body.ts";
@@ -39,6 +40,8 @@ export interface ServerDeps extends AuthDeps {
   config: Pick<Config, "baseUrl" | "trustProxy">;
   /** Where each answered request is counted, when metrics are kept. */
   metrics: Metrics | null;
+  /** Custom domains: which app a request's Host is (custom-hosts.ts). */
+  domainHosts: HostRouting;
 }
 
 // A caller's own id for its request, as it may send it: printable ASCII, no spaces, bounded.
@@ -73,6 +76,8 @@ export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes:
     clientErrorHandler: clientError,
     // Each route's schemas compile on first use (lazy-schemas.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
+    // A request on an app's custom domain reaches that app's routes only (DECISIONS §12).
+    rewriteUrl: customHostRewriter(ctx.domainHosts),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(lazyValidators(validatorCompiler()));

@@ -66,6 +66,7 @@ import getLogs from "./logs/getLogs.ts";
 import adminApi from "./admin/api.ts";
 import mcp from "./mcp/mcp.ts";
 import oauthProtocol from "./oauth/protocol.ts";
+import domainRoutes from "./domains/domains.ts";
 import oauthResource from "./oauth/resource.ts";
 import appMcp from "./mcp/app-mcp.ts";
 import templateListing from "./templates/listing.ts";
@@ -93,6 +94,7 @@ const routes: RouteModule[] = [
   mcp,
   appMcp,
   oauthProtocol,
+  domainRoutes,
   oauthResource,
   listApps,
   getAppPage,

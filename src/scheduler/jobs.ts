@@ -20,6 +20,7 @@ export interface JobDeps {
   auditLog: Sweeps;
   abuseReports: Sweeps;
   oauth: { grants: Sweeps };
+  domains: { recheck(): Promise<unknown> };
 }
 
 /** How often due routines are looked for; a routine runs at most this late. */
@@ -42,6 +43,8 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "audit-sweep", everyMs: HOUR, run: () => ctx.auditLog.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "abuse-report-sweep", everyMs: HOUR, run: () => ctx.abuseReports.sweep().then(() => undefined) });
+  // Each run looks again at the custom domains not looked at for 6 hours (DECISIONS §12).
+  ctx.scheduler.add({ name: "domain-recheck", everyMs: HOUR, run: () => ctx.domains.recheck().then(() => undefined) });
   ctx.scheduler.add({ name: "oauth-sweep", everyMs: HOUR, run: () => ctx.oauth.grants.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyRequest } from "fastify";
 import type { Config } from "../config/config.ts";
 import { apiError, type ApiError } from "../errors/index.ts";
+import { publicOrigin } from "../http/custom-hosts.ts";
 import { sendError, toApiError } from "../http/error-handler.ts";
 import type { App } from "../http/types.ts";
 import { sendPage } from "./layout.ts";
@@ -25,7 +26,7 @@ export function registerPages<S extends { config: Pick<Config, "baseUrl"> }>(app
       parsed(null, Object.fromEntries(new URLSearchParams(String(body))));
     });
     scope.addHook("onRequest", (request, _reply, next) => {
-      if (SAFE_METHODS.has(request.method) || request.headers.origin === new URL(ctx.config.baseUrl).origin) return next();
+      if (SAFE_METHODS.has(request.method) || request.headers.origin === publicOrigin(request, ctx.config.baseUrl)) return next();
       next(apiError("forbidden", "this form must be sent from this service's own pages (Origin mismatch)"));
     });
     scope.setErrorHandler((error: FastifyError | ApiError, request, reply) => {

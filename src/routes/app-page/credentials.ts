@@ -4,6 +4,7 @@ import { can, requirePermission } from "../../domain/access/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Principal } from "../../http/auth.ts";
+import { publicOrigin } from "../../http/custom-hosts.ts";
 import { readClaimCookie } from "../pages/claimCookie.ts";
 
 /**
@@ -47,7 +48,7 @@ export async function requireAssetUser(ctx: Services, request: FastifyRequest, p
   if (principal === null) {
     const cookie = readClaimCookie(request, app.id);
     if (cookie === null) missing();
-    if (request.method !== "GET" && request.headers.origin !== new URL(ctx.config.baseUrl).origin) {
+    if (request.method !== "GET" && request.headers.origin !== publicOrigin(request, ctx.config.baseUrl)) {
       throw apiError("forbidden", "a cookie-authenticated change must come from this service's own pages (Origin mismatch)");
     }
     const holder = await ctx.tokens.authenticate(cookie);

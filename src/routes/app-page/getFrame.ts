@@ -2,6 +2,7 @@ import { requirePermission } from "../../domain/access/access.ts";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
+import { publicOrigin } from "../../http/custom-hosts.ts";
 import type { App } from "../../http/types.ts";
 import { frameCsp, framePage } from "../../web/frame.ts";
 import { newNonce } from "../../web/layout.ts";
@@ -35,8 +36,10 @@ export default function getFrame(app: App, ctx: Services): void {
       if (code === null) throw new Error(`app ${record.id} has no source for revision ${record.revision}`);
       const sdkToken = await ctx.renderTokens.mintFrame(record.id, holder.userId);
       const nonce = newNonce();
+      // The frame's calls go to the origin it was served from: the app's custom domain, or ours.
+      const origin = publicOrigin(request, ctx.config.baseUrl);
       const page = framePage({
-        base: ctx.config.baseUrl,
+        base: origin,
         appId: record.id,
         title: record.displayName,
         manifest: code.manifest,
@@ -48,7 +51,7 @@ export default function getFrame(app: App, ctx: Services): void {
       });
       return reply
         .headers({
-          "Content-Security-Policy": frameCsp(ctx.config.baseUrl, record.id, nonce, request.query.t, code.ui),
+          "Content-Security-Policy": frameCsp(origin, record.id, nonce, request.query.t, code.ui),
           "X-Content-Type-Options": "nosniff",
           // The URL carries a token: never send it on as a Referer.
           "Referrer-Policy": "no-referrer",

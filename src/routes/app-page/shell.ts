@@ -7,6 +7,7 @@ import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
+import { publicOrigin } from "../../http/custom-hosts.ts";
 import { newNonce, sendPage } from "../../web/layout.ts";
 import { errorPage, signInPage } from "../../web/pages/common.ts";
 import { sendShell, shellPage } from "../../web/pages/shell.ts";
@@ -66,7 +67,8 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
     base,
     appId: app.id,
     title: app.displayName,
-    frameSrc: `${base}/app/${app.id}/frame?t=${encodeURIComponent(queryToken)}`,
+    // On a custom domain the frame is that origin's, as every call it makes (DECISIONS §12).
+    frameSrc: `${publicOrigin(request, base)}/app/${app.id}/frame?t=${encodeURIComponent(queryToken)}`,
     renderToken: queryToken,
     watermark: !(await ownerRemovesWatermark(ctx, app)),
     prompt: chatPrompt(app, base, app.ownerUserId === null ? queryToken : null),

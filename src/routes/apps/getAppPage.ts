@@ -1,6 +1,7 @@
 import type { Services } from "../../services.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { security } from "../../http/schemas.ts";
+import { customHostOf } from "../../http/custom-hosts.ts";
 import type { App } from "../../http/types.ts";
 import { serveShell } from "../app-page/shell.ts";
 import { AppIdParams } from "./schemas.ts";
@@ -18,7 +19,8 @@ export default function getAppPage(app: App, ctx: Services): void {
     },
     async (request, reply) => {
       const found = await ctx.apps.find(request.params.id);
-      if (found.ownerUserId !== null) {
+      // On its custom domain the page is served where it was asked for (DECISIONS §12).
+      if (found.ownerUserId !== null && customHostOf(request) === null) {
         // The query (a render token `t`, say) travels with the redirect.
         const query = request.url.includes("?") ? request.url.slice(request.url.indexOf("?")) : "";
         return reply.redirect(canonicalUrl(ctx.config.baseUrl, found) + query, 302);

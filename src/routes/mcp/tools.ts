@@ -47,6 +47,8 @@ export const TOOLS: readonly ToolSpec[] = [
   { name: "delete_routine", method: "DELETE", path: "/api/v1/routines/:id", scope: "all", description: "Remove a routine." },
   { name: "delete_webhook", method: "DELETE", path: "/api/v1/webhooks/:id", scope: "all", description: "Remove a webhook." },
   { name: "list_deliveries", method: "GET", path: "/api/v1/webhooks/:id/deliveries", scope: "all", description: "A webhook's recent deliveries." },
+  { name: "add_domain", method: "POST", path: "/api/v1/apps/:appId/domains", scope: "all", description: "Serve an app at your own hostname (pro plan): returns the TXT record to create; then verify it with the REST route or the console." },
+  { name: "list_domains", method: "GET", path: "/api/v1/apps/:appId/domains", scope: "all", description: "An app's custom domains with their states (pending, verified, failing) and TXT records." },
 ];
 
 /** MCP tool annotations (hints a client shows or acts on; never a security boundary). */
@@ -71,6 +73,7 @@ const HINT_OVERRIDES: Readonly<Record<string, Partial<ToolAnnotations>>> = {
   copy_app: { destructiveHint: false },
   start_pairing: { destructiveHint: false },
   poll_pairing: { destructiveHint: false },
+  add_domain: { destructiveHint: false },
 };
 
 export function annotationsOf(spec: Pick<ToolSpec, "name" | "method">): ToolAnnotations {

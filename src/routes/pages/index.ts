@@ -27,8 +27,9 @@ import buildPages from "../console/build.ts";
 import adminPages from "../admin/pages.ts";
 import reportApp from "../app-page/reportApp.ts";
 import oauthConsent from "../oauth/consent.ts";
+import appDomains from "../console/app-domains.ts";
 
 /** Every server-rendered page, in the page scope (form bodies, Origin rule, HTML errors). */
 export default function pages(app: App, ctx: Services): void {
-  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages, consolePages, appTabs, appAutomation, appData, appDiagnostics, appUpload, appTemplate, accountPages, buildPages, adminPages, reportApp, oauthConsent]);
+  registerPages(app, ctx, [getSignIn, postSignIn, getPairPage, decidePairing, getClaimPage, postClaimSession, postClaimConfirm, shareLinkPage, verifyEmail, invitationRoutes, teamInvitationRoutes, templatePageRoutes, mcpSetupRoutes, docsPages, consolePages, appTabs, appAutomation, appData, appDiagnostics, appUpload, appTemplate, accountPages, buildPages, adminPages, reportApp, oauthConsent, appDomains]);
 }

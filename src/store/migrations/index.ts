@@ -27,6 +27,7 @@ import * as m024 from "./024-render-token-holders.ts";
 import * as m025 from "./025-token-epoch-at-commit.ts";
 import * as m026 from "./026-operators.ts";
 import * as m027 from "./027-oauth.ts";
+import * as m028 from "./028-domains.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -62,6 +63,7 @@ const steps: Record<string, Step> = {
   "025-token-epoch-at-commit": m025,
   "026-operators": m026,
   "027-oauth": m027,
+  "028-domains": m028,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

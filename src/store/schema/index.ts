@@ -7,6 +7,7 @@ import type { BuildBundlesTable, BuildsTable } from "./builds.ts";
 import type { OpCallCountsTable } from "./call-counts.ts";
 import type { AbuseReportsTable, AuditLogTable } from "./operators.ts";
 import type { OauthRecordsTable } from "./oauth.ts";
+import type { AppDomainsTable } from "./domains.ts";
 import type { IdempotencyRecordsTable } from "./idempotency.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
@@ -30,6 +31,7 @@ export interface Database {
   abuse_reports: AbuseReportsTable;
   audit_log: AuditLogTable;
   oauth_records: OauthRecordsTable;
+  app_domains: AppDomainsTable;
   sessions: SessionsTable;
   tokens: TokensTable;
   token_epoch: TokenEpochTable;
@@ -74,6 +76,7 @@ export type {
   AbuseReportsTable,
   AuditLogTable,
   OauthRecordsTable,
+  AppDomainsTable,
   ActivityCountsTable,
   ActivityEventsTable,
   AppBlobsTable,

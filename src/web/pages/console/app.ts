@@ -2,7 +2,7 @@ import type { AppRecord } from "../../../domain/apps/queries.ts";
 import { html, type HtmlValue, type SafeHtml } from "../../html.ts";
 import { layout } from "../../layout.ts";
 
-export type AppTab = "overview" | "source" | "versions" | "operations" | "shares" | "secrets" | "routines" | "webhooks" | "assets" | "feedback" | "template" | "diagnostics";
+export type AppTab = "overview" | "source" | "versions" | "operations" | "shares" | "secrets" | "routines" | "webhooks" | "assets" | "feedback" | "template" | "domains" | "diagnostics";
 
 const TABS: readonly [AppTab, string][] = [
   ["overview", "Overview"],
@@ -16,6 +16,7 @@ const TABS: readonly [AppTab, string][] = [
   ["assets", "Assets"],
   ["feedback", "Feedback"],
   ["template", "Template"],
+  ["domains", "Domains"],
   ["diagnostics", "Diagnostics"],
 ];
 

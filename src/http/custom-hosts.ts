@@ -1,0 +1,49 @@
+import type { IncomingMessage } from "node:http";
+import type { FastifyRequest } from "fastify";
+
+/** Which app a served custom hostname belongs to (domain/domains/hosts.ts), read without awaiting. */
+export interface HostRouting {
+  appAt(host: string | undefined): string | null;
+}
+
+/** What a request on a custom domain is routed to when it asks for anything but its app. */
+export const NOT_ON_THIS_HOST = "/__brickyard/not-on-this-host";
+
+const ROUTED = Symbol("brickyard.customHost");
+type Routed = IncomingMessage & { [ROUTED]?: { appId: string; host: string } };
+
+/**
+ * Fastify's `rewriteUrl`, run before routing (DECISIONS §12): on a custom domain `/` is its app's
+ * page and the app's own paths (`/app/{id}/…`: frame, operations, events, assets, render tokens)
+ * are served; every other path, another app's included, is routed to a 404. The main host and
+ * any host that is not a served domain are left alone.
+ */
+export function customHostRewriter(hosts: HostRouting): (req: IncomingMessage) => string {
+  return (req) => {
+    const url = req.url ?? "/";
+    const appId = hosts.appAt(req.headers.host);
+    if (appId === null) return url;
+    (req as Routed)[ROUTED] = { appId, host: (req.headers.host ?? "").toLowerCase().replace(/\.$/, "") };
+    const cut = url.indexOf("?");
+    const path = cut === -1 ? url : url.slice(0, cut);
+    const query = cut === -1 ? "" : url.slice(cut);
+    if (path === "/") return `/app/${appId}${query}`;
+    if (path === `/app/${appId}` || path.startsWith(`/app/${appId}/`)) return url;
+    return NOT_ON_THIS_HOST;
+  };
+}
+
+/** The custom domain a request came in on, with its app; null on the main host. */
+export function customHostOf(request: FastifyRequest): { appId: string; host: string } | null {
+  return (request.raw as Routed)[ROUTED] ?? null;
+}
+
+/**
+ * The origin the browser sees for this request: the custom domain's (its scheme as the proxy
+ * says, with TRUST_PROXY) or the service's. Every Origin check and every URL a page hands its
+ * frame uses it, so an app's page works on its own domain as on ours.
+ */
+export function publicOrigin(request: FastifyRequest, baseUrl: string): string {
+  const routed = customHostOf(request);
+  return routed === null ? new URL(baseUrl).origin : `${request.protocol}://${routed.host}`;
+}
