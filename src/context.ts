@@ -49,7 +49,7 @@ import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
 import { AppLogs, pgLogTransport } from "./domain/logs/index.ts";
 import { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
 import { createOauthServer, OauthGrants } from "./domain/oauth/index.ts";
-import { dnsTxtLookup, DomainHosts, Domains } from "./domain/domains/index.ts";
+import { dnsTxtLookup, DomainHosts, Domains, VisitorPasses } from "./domain/domains/index.ts";
 import { createHmac } from "node:crypto";
 import { createLogger } from "./http/logging.ts";
 import { Metrics } from "./metrics/metrics.ts";
@@ -229,6 +229,8 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     directory: new Directory(db, clock),
     domains,
     domainHosts,
+    // Its own key, derived so that it never doubles as the sealing key.
+    visitorPasses: new VisitorPasses(createHmac("sha256", secretsKey).update("brickyard visitor passes").digest()),
     // MCP's authorization server (DECISIONS §17), made on its first request.
     oauth: createOauthServer(
       db,

@@ -13,7 +13,7 @@ import type { LiveEvents } from "./domain/events/live-events.ts";
 import type { AppLogs } from "./domain/logs/index.ts";
 import type { AbuseReports, AuditLog, Directory, Suspensions } from "./domain/operators/index.ts";
 import type { OauthServer } from "./domain/oauth/index.ts";
-import type { DomainHosts, Domains } from "./domain/domains/index.ts";
+import type { DomainHosts, Domains, VisitorPasses } from "./domain/domains/index.ts";
 import type { Idempotency } from "./domain/idempotency/idempotency.ts";
 import type { Mailer } from "./domain/mail/mailer.ts";
 import type { AppRunner } from "./domain/operations/as-app.ts";
@@ -102,6 +102,8 @@ export interface Services {
   domains: Domains;
   /** Which app each served custom hostname belongs to, in memory (the host routing's lookup). */
   domainHosts: DomainHosts;
+  /** Passes that tie an anonymous visitor of a custom domain to their own store. */
+  visitorPasses: VisitorPasses;
   /** MCP's OAuth authorization server (DECISIONS §17) and the grants people gave its clients. */
   oauth: OauthServer;
   /** What apps' code printed during op calls: this instance's rings, and followers of every instance's lines. */

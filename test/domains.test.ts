@@ -139,4 +139,27 @@ describeEachDialect("custom domains (DECISIONS §12)", (dialect) => {
     const again = await server.client.delete(`${path()}/${pending.body.domain.id}`, { token: owner.token });
     expect([again.status, again.body.error.kind]).toEqual([404, "not_found"]);
   });
+
+  it("the console's Domains tab: add, the record to create, verify now, remove; a form from another origin does nothing", async () => {
+    const form = (path: string, body: string, origin = server.config.baseUrl) =>
+      fetch(`${server.url}${path}`, { method: "POST", headers: { cookie: owner.cookie, origin, "content-type": "application/x-www-form-urlencoded" }, body, redirect: "manual" });
+    const tab = () => fetch(`${server.url}/apps/${appId}/domains`, { headers: { cookie: owner.cookie } }).then((res) => res.text());
+    expect(await tab()).toContain("Custom domains");
+    expect((await form(`/apps/${appId}/domains`, "hostname=forged.example.test", "https://evil.example")).status).toBe(403);
+    expect((await form(`/apps/${appId}/domains`, "hostname=console.example.test")).status).toBe(303);
+    const listed = (await server.client.get(path(), { token: owner.token })).body.domains.find((d: { hostname: string }) => d.hostname === "console.example.test");
+    expect(listed?.state).toBe("pending");
+    const page = await tab();
+    expect(page).toContain(`_svc-verify.console.example.test TXT "${listed.verification.value}"`);
+    expect(page).not.toContain("forged.example.test");
+    // A refusal the person can act on is shown on the tab.
+    const refused = await form(`/apps/${appId}/domains`, "hostname=app.localhost");
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("localhost cannot be a custom domain");
+    dns.setTxt("_svc-verify.console.example.test", [listed.verification.value]);
+    expect((await form(`/apps/${appId}/domains/${listed.id}/verify`, "")).status).toBe(303);
+    expect(await tab()).toContain('data-state="verified"');
+    expect((await form(`/apps/${appId}/domains/${listed.id}/remove`, "")).status).toBe(303);
+    expect(await tab()).not.toContain("console.example.test");
+  });
 });

@@ -14,7 +14,7 @@ const FRAME_API = /^\/app\/[^/]+\/(api\/[^/]+|diag|diag\/report|load-error\/repo
 const PREFLIGHT_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Allow-Methods": "GET, POST, DELETE",
-  "Access-Control-Allow-Headers": "authorization, content-type",
+  "Access-Control-Allow-Headers": "authorization, content-type, x-svc-visitor",
   "Access-Control-Max-Age": "600",
 };
 

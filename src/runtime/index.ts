@@ -8,6 +8,7 @@ import type { EgressConfig } from "./executor/workerd-config.ts";
 import { Operations, OPERATION_DEADLINE_MS } from "./operations/operations.ts";
 import { LineRedactors } from "./logs/redactors.ts";
 import type { ActivitySink, CallCountSink, DiagSink, LogLineSink, OpCallSink } from "./ports.ts";
+import { VisitorKv } from "./storage/visitor-kv.ts";
 import { AppStorage } from "./storage/storage.ts";
 
 // The runtime: what runs app code and keeps its data. The executor (workerd processes, the
@@ -69,6 +70,7 @@ export interface Runtime {
 /** Opens app storage and starts the executor's processes; close() stops them. */
 export async function createRuntime(deps: RuntimeDeps): Promise<Runtime> {
   const storage = new AppStorage(deps.store, deps.clock);
+  const visitors = new VisitorKv(deps.store, deps.clock);
   const executor = await Executor.start({
     dataDir: deps.dataDir,
     processes: deps.processes.claimed,
@@ -77,6 +79,7 @@ export async function createRuntime(deps: RuntimeDeps): Promise<Runtime> {
     code: deps.code,
     secrets: deps.secrets,
     storage,
+    visitors,
     log: deps.diag,
     clock: systemClock,
     ...(deps.tuning === undefined ? {} : { tuning: deps.tuning }),

@@ -14,6 +14,8 @@ export interface FrameOptions {
   /** The SDK's 7-day render token. */
   token: string;
   tokenExpiresAt: number;
+  /** On the app's custom domain: the anonymous visitor's pass, sent with every op call (DECISIONS §12). */
+  visitor?: string | null;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface FrameOptions {
  * the nonce, or the generated operations page when there is no `ui`.
  */
 export function framePage(options: FrameOptions): string {
-  const config = { base: options.base, appId: options.appId, token: options.token, expiresAt: options.tokenExpiresAt };
+  const config = { base: options.base, appId: options.appId, token: options.token, expiresAt: options.tokenExpiresAt, visitor: options.visitor ?? null };
   const sdk = script("sdk.js").replace("__SVC_CONFIG__", () => scriptJson(config));
   const ui =
     options.ui ??

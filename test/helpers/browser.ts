@@ -42,12 +42,12 @@ export interface TestBrowser {
 }
 
 /** A real Chromium with a fresh, throwaway profile: no cookies or cache from any other test. */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<TestBrowser> {
   if (CHROMIUM_PATH === null) throw new Error(`no Chromium on this machine: ${INSTALL_CHROMIUM}`);
   const profile = mkdtempSync(join(tmpdir(), "brickyard-chromium-"));
   let context: BrowserContext;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
   } catch (error) {
     rmSync(profile, { recursive: true, force: true });
     throw new Error(`could not start Chromium at ${CHROMIUM_PATH} (apt-get install chromium): ${String(error)}`, { cause: error });

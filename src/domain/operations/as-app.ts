@@ -26,7 +26,7 @@ export class AppRunner {
   ) {}
 
   /** As a caller the route has already authorized. Returns the op's `value` or throws. */
-  async call(app: StoredApp, caller: { role: Role; userId: string | null }, op: string, input: unknown, trigger: Trigger, requestId?: string): Promise<unknown> {
+  async call(app: StoredApp, caller: { role: Role; userId: string | null; visitor?: string }, op: string, input: unknown, trigger: Trigger, requestId?: string): Promise<unknown> {
     return this.operations.call({ app: await this.target(app), ...caller, op, input, trigger, ...(requestId === undefined ? {} : { requestId }) });
   }
 

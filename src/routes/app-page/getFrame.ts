@@ -2,7 +2,7 @@ import { requirePermission } from "../../domain/access/access.ts";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
-import { publicOrigin } from "../../http/custom-hosts.ts";
+import { customHostOf, publicOrigin } from "../../http/custom-hosts.ts";
 import type { App } from "../../http/types.ts";
 import { frameCsp, framePage } from "../../web/frame.ts";
 import { newNonce } from "../../web/layout.ts";
@@ -18,7 +18,10 @@ export default function getFrame(app: App, ctx: Services): void {
         summary: "The app's frame document (HTML): #app, styles, the client SDK and the app's ui under a nonce-based CSP",
         security: [{ queryRenderToken: [] }],
         params: AppIdParams,
-        querystring: Type.Object({ t: Type.String({ description: "query render token minted by the shell" }) }),
+        querystring: Type.Object({
+          t: Type.String({ description: "query render token minted by the shell" }),
+          v: Type.Optional(Type.String({ maxLength: 200, description: "on a custom domain: the anonymous visitor's pass, for their own store" })),
+        }),
       },
     },
     async (request, reply) => {
@@ -38,8 +41,12 @@ export default function getFrame(app: App, ctx: Services): void {
       const nonce = newNonce();
       // The frame's calls go to the origin it was served from: the app's custom domain, or ours.
       const origin = publicOrigin(request, ctx.config.baseUrl);
+      // The visitor's pass rides on only on the app's own domain, and only when it is this app's.
+      const pass = request.query.v;
+      const visitor = pass !== undefined && customHostOf(request)?.appId === record.id && ctx.visitorPasses.verify(record.id, pass) !== null ? pass : null;
       const page = framePage({
         base: origin,
+        visitor,
         appId: record.id,
         title: record.displayName,
         manifest: code.manifest,

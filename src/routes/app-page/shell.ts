@@ -7,7 +7,8 @@ import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
-import { publicOrigin } from "../../http/custom-hosts.ts";
+import { customHostOf, publicOrigin } from "../../http/custom-hosts.ts";
+import { VisitorPasses } from "../../domain/domains/index.ts";
 import { newNonce, sendPage } from "../../web/layout.ts";
 import { errorPage, signInPage } from "../../web/pages/common.ts";
 import { sendShell, shellPage } from "../../web/pages/shell.ts";
@@ -62,19 +63,42 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
   }
   const queryToken = access.queryToken ?? (await ctx.renderTokens.mintQuery(app.id, access.userId)).token;
   const base = ctx.config.baseUrl;
+  // An anonymous visitor on the app's custom domain has a store of their own (DECISIONS §12).
+  const visitor = access.userId === null && customHostOf(request)?.appId === app.id ? visitorPassFor(ctx, request, reply, app.id) : null;
   const nonce = newNonce();
   const page = shellPage({
     base,
     appId: app.id,
     title: app.displayName,
     // On a custom domain the frame is that origin's, as every call it makes (DECISIONS §12).
-    frameSrc: `${publicOrigin(request, base)}/app/${app.id}/frame?t=${encodeURIComponent(queryToken)}`,
+    frameSrc: `${publicOrigin(request, base)}/app/${app.id}/frame?t=${encodeURIComponent(queryToken)}${visitor === null ? "" : `&v=${encodeURIComponent(visitor)}`}`,
     renderToken: queryToken,
     watermark: !(await ownerRemovesWatermark(ctx, app)),
     prompt: chatPrompt(app, base, app.ownerUserId === null ? queryToken : null),
     nonce,
   });
   return sendShell(reply, page, nonce);
+}
+
+/** The visitor cookie's name: host-only and secure where the domain is served over https. */
+export function visitorCookieName(request: FastifyRequest): string {
+  return request.protocol === "https" ? "__Host-svc_visitor" : "svc_visitor";
+}
+
+const VISITOR_COOKIE_DAYS = 365;
+
+/**
+ * The pass of the anonymous visitor opening the app's page on its custom domain: their id from
+ * the domain's first-party cookie, set here on their first visit, with a MAC the frame sends on.
+ */
+function visitorPassFor(ctx: Services, request: FastifyRequest, reply: FastifyReply, appId: string): string {
+  const name = visitorCookieName(request);
+  let id = request.cookies[name];
+  if (!VisitorPasses.isId(id)) {
+    id = VisitorPasses.newId();
+    void reply.setCookie(name, id, { path: "/", httpOnly: true, sameSite: "lax", secure: request.protocol === "https", maxAge: VISITOR_COOKIE_DAYS * 24 * 3600 });
+  }
+  return ctx.visitorPasses.pass(appId, id);
 }
 
 async function ownerRemovesWatermark(ctx: Services, app: AppRecord): Promise<boolean> {

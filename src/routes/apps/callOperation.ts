@@ -7,6 +7,20 @@ import { principalAndApp } from "../../http/auth.ts";
 import { nestingError } from "../../http/json-body.ts";
 import { fromToolLayer } from "../../http/tool-layer.ts";
 import type { App } from "../../http/types.ts";
+import { customHostOf } from "../../http/custom-hosts.ts";
+import type { FastifyRequest } from "fastify";
+
+/**
+ * The store an anonymous caller's op call uses (DECISIONS §12): on the app's custom domain their
+ * own, named by the pass the page gave their frame, which they must send; anywhere else the app's.
+ */
+function visitorOf(ctx: Services, request: FastifyRequest, appId: string): string | undefined {
+  if (customHostOf(request)?.appId !== appId) return undefined;
+  const pass = request.headers["x-svc-visitor"];
+  const visitor = typeof pass === "string" ? ctx.visitorPasses.verify(appId, pass) : null;
+  if (visitor === null) throw apiError("forbidden", "an anonymous visitor on this app's domain calls it from its page, which gives them a store of their own");
+  return visitor;
+}
 
 export default function callOperation(app: App, ctx: Services): void {
   // Scoped so the lenient body parsing below applies to this route only.
@@ -42,7 +56,8 @@ export default function callOperation(app: App, ctx: Services): void {
         // Shares are rows of their own: looked up only for people, never for app tokens.
         const signedIn = principal?.kind === "user" || (principal?.kind === "render" && principal.userId !== null);
         const caller = operationCaller(principal, record, signedIn ? await ctx.apps.roleOf(principal, record) : null);
-        const value = await ctx.runner.call(record, caller, request.params.operation, request.body, fromToolLayer(request) ? "agent" : "http", request.id);
+        const visitor = !signedIn && principal?.kind !== "app" ? visitorOf(ctx, request, record.id) : undefined;
+        const value = await ctx.runner.call(record, { ...caller, ...(visitor === undefined ? {} : { visitor }) }, request.params.operation, request.body, fromToolLayer(request) ? "agent" : "http", request.id);
         return { ok: true as const, value };
       },
     );

@@ -12,10 +12,10 @@ import { consoleKit, ItemParams, Params, type Opened } from "./opened.ts";
 /** An app's custom domains in the console (DECISIONS §12): the REST routes' twins as forms. */
 export default function appDomains(app: App, ctx: Services): void {
   const { open, page, back, summary } = consoleKit(ctx);
-  const render = async (reply: FastifyReply, o: Opened, error: string | null) => {
+  const render = async (reply: FastifyReply, o: Opened, error: string | null, status = 200) => {
     const plan = await ctx.runner.planOf(o.app.ownerUserId);
     const body = domainsTab(o.app.id, await ctx.domains.list(o.app.id), { ownerRights: can(o.role, "manage"), planAllows: PLAN_LIMITS[plan].custom_domain, error });
-    return page(reply, o, "domains", body, COPY_SCRIPT);
+    return page(reply, o, "domains", body, COPY_SCRIPT, status);
   };
   /** The app, opened by someone with the owner's rights. */
   const manage = async (request: Parameters<typeof open>[0], id: string, reply: FastifyReply) => {
@@ -28,8 +28,7 @@ export default function appDomains(app: App, ctx: Services): void {
     try {
       await action();
     } catch (error) {
-      if (error instanceof ApiError && error.status < 500 && error.kind !== "not_found") return render(reply.status(error.status), o, error.message);
-      if (error instanceof ApiError && error.kind === "domain_provider_unavailable") return render(reply.status(503), o, error.message);
+      if (error instanceof ApiError && error.kind !== "not_found" && (error.status < 500 || error.kind === "domain_provider_unavailable")) return render(reply, o, error.message, error.status);
       throw error;
     }
     return back(reply, o, "domains");

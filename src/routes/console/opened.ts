@@ -37,11 +37,11 @@ export function consoleKit(ctx: Services) {
     return { viewer, app: record, role };
   };
   /** A tab's page; one with a script gets a fresh nonce, and only that script may run. */
-  const page = (reply: FastifyReply, o: Opened, tab: AppTab, body: Parameters<typeof appPage>[0]["body"], script?: string) => {
+  const page = (reply: FastifyReply, o: Opened, tab: AppTab, body: Parameters<typeof appPage>[0]["body"], script?: string, status = 200) => {
     const ownerRights = can(o.role, "manage");
-    if (script === undefined) return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, ownerRights }));
+    if (script === undefined) return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, ownerRights }), status);
     const nonce = newNonce();
-    return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, ownerRights, script: { nonce, source: script } }), 200, { scriptNonce: nonce });
+    return sendPage(reply, appPage({ handle: o.viewer.handle, app: o.app, tab, body, ownerRights, script: { nonce, source: script } }), status, { scriptNonce: nonce });
   };
   const back = (reply: FastifyReply, o: Opened, tab: AppTab) => reply.redirect(tabPath(o.app.id, tab), 303);
   const user = (o: Opened) => ({ kind: "user" as const, userId: o.viewer.userId });

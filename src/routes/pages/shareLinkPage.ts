@@ -19,7 +19,9 @@ export default function shareLinkPage(app: App, ctx: Services): void {
     const viewer = await viewerOf(ctx, request);
     if (viewer === null) return sendPage(reply, shareSignInPage(path));
     const link = await ctx.shareLinks.peek(request.params.token);
-    return sendPage(reply, shareConfirmPage({ handle: viewer.handle, path, displayName: link.displayName, role: link.role }));
+    // DECISIONS §12: the app's own domain, when it is served at one.
+    const customDomain = await ctx.domains.servedHostname(link.appId);
+    return sendPage(reply, shareConfirmPage({ handle: viewer.handle, path, displayName: link.displayName, role: link.role, customDomain }));
   });
 
   app.post(

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Clock } from "../../config/clock.ts";
 import { inTree } from "../../config/paths.ts";
 import { bundleOf, CodeCache, codeBundle, type CodeBundle } from "./internal-api/code-cache.ts";
+import type { VisitorKv } from "../storage/visitor-kv.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./internal-api/backends.ts";
 import { BindingHandler } from "./internal-api/bindings.ts";
 import { InternalApi } from "./internal-api/server.ts";
@@ -42,6 +43,8 @@ export interface ExecutorOptions {
    * instance knows (the SQLite store: every write) or the call read (`ExecutorCall.storedBytes`).
    */
   storage: StorageBackend;
+  /** Visitors' own stores on custom domains (DECISIONS §12); calls made for a visitor are refused storage without it. */
+  visitors?: VisitorKv;
   log: LogSink;
   clock: Clock;
   tuning?: Partial<ExecutorTuning>;
@@ -94,7 +97,7 @@ export class Executor {
     const api = new InternalApi(internalSocketPath, { invocations, code, log: o.log, secrets: o.secrets, egressKey: egress.key });
     // Counts committed KV writes; a read reply carries it so the cache can tell stale from fresh.
     let kvEpoch = 0;
-    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, kvEpoch: () => kvEpoch });
+    const bindings = new BindingHandler({ invocations, storage: o.storage, log: o.log, secrets: o.secrets, kvEpoch: () => kvEpoch, ...(o.visitors === undefined ? {} : { visitors: o.visitors }) });
     const poolOptions: PoolOptions = {
       ...tuning,
       dir,
@@ -165,7 +168,8 @@ export class Executor {
     // (the drop rides on this call's own frame, so before the op runs).
     if (!this.storage.soleWriter && call.dataVersion !== undefined && (await this.storage.dataVersions.check(call.appId, call.dataVersion))) this.dropCachedReads(call.appId);
     const invocation = this.invocations.get(call.headers["x-svc-invocation"]);
-    if (invocation === undefined || invocation.access !== "write" || !invocation.caps.has("kv")) return this.pool.invoke(call);
+    // A visitor's writes go to their own store, one by one: no room of the app's is held for them.
+    if (invocation === undefined || invocation.access !== "write" || !invocation.caps.has("kv") || invocation.visitor !== undefined) return this.pool.invoke(call);
     const seen = call.dataVersion === undefined || call.storedBytes === undefined ? undefined : { version: call.dataVersion, used: call.storedBytes };
     const lease = this.storage.lease(invocation.appId, WRITE_BEHIND_BYTES, seen);
     if (lease === null) return this.pool.invoke(call);

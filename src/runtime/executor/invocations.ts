@@ -18,6 +18,8 @@ export interface Invocation {
   lease: WriteLease | null;
   /** Where the call's `env.LOG` lines go, with its console lines (absent: none are kept). */
   log?: CallLog;
+  /** Made for an anonymous visitor of the app's custom domain: their own store's id (DECISIONS §12). */
+  visitor?: string;
 }
 
 /**

@@ -47,6 +47,8 @@ export interface OperationCall {
   requestId?: string;
   /** Called when the run had to wait for a concurrent-run slot (see SLOT_WAIT_MS). */
   onWaited?: () => void;
+  /** An anonymous visitor of the app's custom domain: the call reads and writes their own store (DECISIONS §12). */
+  visitor?: string;
 }
 
 export const OPERATION_DEADLINE_MS = 30 * SECOND;
@@ -175,7 +177,7 @@ export class Operations {
     if (waited) c.onWaited?.();
     const caps = capabilitiesOf(app.manifest.capabilities?.imports);
     const log = this.callLog(c);
-    const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, op, access, caps: new Set(caps), ...(log === null ? {} : { log }) });
+    const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, op, access, caps: new Set(caps), ...(log === null ? {} : { log }), ...(c.visitor === undefined ? {} : { visitor: c.visitor }) });
     let outcome: ExecutorOutcome;
     try {
       outcome = await this.executor.invoke({
@@ -192,6 +194,8 @@ export class Operations {
           ...(c.userId === null ? {} : { "x-svc-user": c.userId }),
           ...(c.requestId === undefined ? {} : { "x-svc-request": c.requestId }),
           "x-svc-invocation": invocation.id,
+          // The isolate keeps no cached reads across a visitor's call: its cache holds the app's store.
+          ...(c.visitor === undefined ? {} : { "x-svc-store": "visitor" }),
         },
         body: JSON.stringify(input),
         deadlineMs: this.deadlineMs,

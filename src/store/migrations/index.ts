@@ -28,6 +28,7 @@ import * as m025 from "./025-token-epoch-at-commit.ts";
 import * as m026 from "./026-operators.ts";
 import * as m027 from "./027-oauth.ts";
 import * as m028 from "./028-domains.ts";
+import * as m029 from "./029-visitor-kv.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -64,6 +65,7 @@ const steps: Record<string, Step> = {
   "026-operators": m026,
   "027-oauth": m027,
   "028-domains": m028,
+  "029-visitor-kv": m029,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -8,6 +8,7 @@ import type { OpCallCountsTable } from "./call-counts.ts";
 import type { AbuseReportsTable, AuditLogTable } from "./operators.ts";
 import type { OauthRecordsTable } from "./oauth.ts";
 import type { AppDomainsTable } from "./domains.ts";
+import type { VisitorKvTable } from "./visitor-kv.ts";
 import type { IdempotencyRecordsTable } from "./idempotency.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
@@ -32,6 +33,7 @@ export interface Database {
   audit_log: AuditLogTable;
   oauth_records: OauthRecordsTable;
   app_domains: AppDomainsTable;
+  visitor_kv: VisitorKvTable;
   sessions: SessionsTable;
   tokens: TokensTable;
   token_epoch: TokenEpochTable;

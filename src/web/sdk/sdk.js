@@ -20,6 +20,8 @@
 
   function send(method, path, body) {
     var headers = { authorization: "Bearer " + token };
+    // On the app's custom domain: the anonymous visitor's pass, for their own store.
+    if (config.visitor) headers["x-svc-visitor"] = config.visitor;
     if (body !== undefined) headers["content-type"] = "application/json";
     return fetch(appBase + path, {
       method: method,

@@ -5,6 +5,7 @@ import { secretRedactor } from "../../../lib/redact.ts";
 import type { Invocation, Invocations } from "../invocations.ts";
 import type { Capability } from "../types.ts";
 import type { LogSink, SecretsSource, StorageBackend } from "./backends.ts";
+import type { VisitorKv, VisitorStore } from "../../storage/visitor-kv.ts";
 
 /** One value plus framing; a longer payload is refused before any storage work. */
 export const MAX_BINDING_PAYLOAD = 10 * 1024 * 1024 + 64 * 1024;
@@ -38,6 +39,8 @@ export interface BindingDeps {
   secrets?: SecretsSource;
   /** Present when workerd caches KV reads (see Executor): committed KV writes so far. */
   kvEpoch?: () => number;
+  /** Visitors' own stores on custom domains: where an invocation made for a visitor reads and writes. */
+  visitors?: VisitorKv;
 }
 
 type Handler = (inv: Invocation, call: BindingCall) => Promise<BindingReply>;
@@ -97,6 +100,15 @@ export class BindingHandler {
 
 function buildRoutes(deps: BindingDeps): Record<string, Route> {
   const { storage, log } = deps;
+  // A call made for a visitor of a custom domain touches that visitor's store and nothing of the app's.
+  const visitorOf = (inv: Invocation): VisitorStore | null => {
+    if (inv.visitor === undefined) return null;
+    if (deps.visitors === undefined) throw apiError("capability_error", "visitor stores are not available here");
+    return { appId: inv.appId, visitorId: inv.visitor };
+  };
+  const appStoreOnly = (inv: Invocation): void => {
+    if (inv.visitor !== undefined) throw apiError("capability_denied", "blob storage belongs to the app's owner; a visitor's own store on a custom domain holds KV values only");
+  };
   // One secrets read per invocation, however many lines it logs.
   const redactors = new WeakMap<Invocation, Promise<(text: string) => string>>();
   const redactorOf = (inv: Invocation) => {
@@ -134,7 +146,8 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       handler: async (inv, call) => {
         // Sampled before the read: a write that commits after it carries a higher epoch.
         const epoch = deps.kvEpoch?.();
-        const value = await storage.kvGet(inv.appId, call.key ?? "");
+        const visitor = visitorOf(inv);
+        const value = visitor === null ? await storage.kvGet(inv.appId, call.key ?? "") : await deps.visitors?.get(visitor, call.key ?? "");
         return { status: 200, contentType: "application/json", body: value ?? "", ...(epoch === undefined ? {} : { epoch }) };
       },
     },
@@ -142,7 +155,9 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       cap: "kv",
       write: true,
       handler: async (inv, call) => {
-        await storage.kvSet(inv.appId, call.key ?? "", call.payload.toString("utf8"), inv.lease);
+        const visitor = visitorOf(inv);
+        if (visitor === null) await storage.kvSet(inv.appId, call.key ?? "", call.payload.toString("utf8"), inv.lease);
+        else await deps.visitors?.commit(visitor, [{ key: call.key ?? "", value: call.payload.toString("utf8") }]);
         return withEpoch(json({ ok: true }));
       },
     },
@@ -151,24 +166,34 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       write: true,
       handler: async (inv, call) => {
         if (call.writes === undefined) throw apiError("invalid_request", "the binding sent malformed writes");
-        await storage.kvCommit(inv.appId, call.writes, inv.lease);
+        const visitor = visitorOf(inv);
+        if (visitor === null) await storage.kvCommit(inv.appId, call.writes, inv.lease);
+        else await deps.visitors?.commit(visitor, call.writes);
         return withEpoch(json({ ok: true }));
       },
     },
     "/kv/delete": {
       cap: "kv",
       write: true,
-      handler: async (inv, call) => withEpoch(json({ deleted: await storage.kvDelete(inv.appId, body(call).key as string) })),
+      handler: async (inv, call) => {
+        const visitor = visitorOf(inv);
+        const key = body(call).key as string;
+        return withEpoch(json({ deleted: visitor === null ? await storage.kvDelete(inv.appId, key) : await deps.visitors?.delete(visitor, key) }));
+      },
     },
     "/kv/list": {
       cap: "kv",
       write: false,
-      handler: async (inv, call) => json(await storage.kvList(inv.appId, listOptions(body(call)))),
+      handler: async (inv, call) => {
+        const visitor = visitorOf(inv);
+        return json(visitor === null ? await storage.kvList(inv.appId, listOptions(body(call))) : await deps.visitors?.list(visitor, listOptions(body(call))));
+      },
     },
     "/blob/put": {
       cap: "blob",
       write: true,
       handler: async (inv, call) => {
+        appStoreOnly(inv);
         await storage.blobPut(inv.appId, call.key ?? "", call.payload, call.contentType ?? "application/octet-stream", inv.lease);
         return json({ ok: true });
       },
@@ -177,6 +202,7 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       cap: "blob",
       write: false,
       handler: async (inv, call) => {
+        appStoreOnly(inv);
         const blob = await storage.blobGet(inv.appId, body(call).key as string);
         return blob === null ? { status: 204, contentType: "", body: "" } : { status: 200, contentType: blob.contentType, body: blob.data };
       },
@@ -184,12 +210,18 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
     "/blob/delete": {
       cap: "blob",
       write: true,
-      handler: async (inv, call) => json({ deleted: await storage.blobDelete(inv.appId, body(call).key as string) }),
+      handler: async (inv, call) => {
+        appStoreOnly(inv);
+        return json({ deleted: await storage.blobDelete(inv.appId, body(call).key as string) });
+      },
     },
     "/blob/list": {
       cap: "blob",
       write: false,
-      handler: async (inv, call) => json(await storage.blobList(inv.appId, listOptions(body(call)))),
+      handler: async (inv, call) => {
+        appStoreOnly(inv);
+        return json(await storage.blobList(inv.appId, listOptions(body(call))));
+      },
     },
     "/log/emit": {
       cap: "log",

@@ -92,9 +92,12 @@ class Session extends RpcTarget {
 
   async run(op, headers, body, invalidations, allowance) {
     // Writes committed elsewhere before this call began: this op must not read around them.
-    const cache = this.#cache;
-    if (invalidations.clear !== null) cache.clear(invalidations.clear);
-    for (const [key, epoch] of invalidations.keys) cache.invalidate("", key, epoch);
+    const shared = this.#cache;
+    if (invalidations.clear !== null) shared.clear(invalidations.clear);
+    for (const [key, epoch] of invalidations.keys) shared.invalidate("", key, epoch);
+    // A call made for a visitor of a custom domain reads their own store: the session's cache
+    // holds the app's values, so it gets an empty one of its own that dies with it.
+    const cache = headers["x-svc-store"] === "visitor" ? new KvCache(256 * 1024, 2000) : shared;
     const request = new Request(`https://app.invalid/api/${encodeURIComponent(op)}`, { method: "POST", headers, body });
     const live = { done: false };
     const call = binder(this.#bindings, headers["x-svc-invocation"] ?? "");

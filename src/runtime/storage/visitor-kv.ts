@@ -1,0 +1,91 @@
+import { sql } from "kysely";
+import type { Clock } from "../../config/clock.ts";
+import { lockKey } from "../../store/locks.ts";
+import type { Store } from "../../store/index.ts";
+import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import type { KvWrite } from "./storage.ts";
+
+/** Whose store a visitor's op call reads and writes: the app's, and the visitor's id on its custom domain. */
+export interface VisitorStore {
+  appId: string;
+  visitorId: string;
+}
+
+/**
+ * The KV store of one anonymous visitor of an app on its custom domain (DECISIONS §12). Apart
+ * from the app's own (its own table): an op call made for a visitor reads and writes only here,
+ * with the app's caps for each visitor's store, no write-behind and no cached reads (the
+ * isolate's cache holds the app's values). A visitor's writes send no live `data` events: those
+ * are the owner's store's.
+ */
+export class VisitorKv {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async get(s: VisitorStore, key: string): Promise<string | null> {
+    const row = await this.scope(s).select("value").where("key", "=", checkKey(key)).executeTakeFirst();
+    return row?.value ?? null;
+  }
+
+  /** Several writes as one commit, checked against the visitor's cap on what the store holds after. */
+  async commit(s: VisitorStore, writes: readonly KvWrite[]): Promise<void> {
+    const last = new Map<string, string>();
+    for (const { key, value } of writes) {
+      checkKey(key);
+      last.delete(key);
+      last.set(key, value);
+    }
+    const entries = [...last].map(([key, value]) => ({ key, value, size: Buffer.byteLength(value) }));
+    for (const entry of entries) checkValueSize(entry.size);
+    if (entries.length === 0) return;
+    await this.store.db.transaction().execute(async (trx) => {
+      // One visitor's writes take turns (PostgreSQL), so two of them cannot both fit under the cap.
+      await lockKey(trx, this.store.dialect, `visitor-kv:${s.appId}:${s.visitorId}`);
+      const used = await trx
+        .selectFrom("visitor_kv")
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
+        .where("app_id", "=", s.appId)
+        .where("visitor_id", "=", s.visitorId)
+        .executeTakeFirstOrThrow();
+      const replaced = await trx
+        .selectFrom("visitor_kv")
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
+        .where("app_id", "=", s.appId)
+        .where("visitor_id", "=", s.visitorId)
+        .where("key", "in", entries.map((e) => e.key))
+        .executeTakeFirstOrThrow();
+      const adding = entries.reduce((sum, e) => sum + e.size, 0);
+      if (Number(used.bytes) - Number(replaced.bytes) + adding > APP_CAP_BYTES) storageFull(Number(used.bytes), adding, Number(replaced.bytes));
+      const now = this.clock.now();
+      for (const { key, value, size } of entries) {
+        await trx
+          .insertInto("visitor_kv")
+          .values({ app_id: s.appId, visitor_id: s.visitorId, key, value, size, updated_at: now })
+          .onConflict((oc) => oc.columns(["app_id", "visitor_id", "key"]).doUpdateSet({ value, size, updated_at: now }))
+          .execute();
+      }
+    });
+  }
+
+  async delete(s: VisitorStore, key: string): Promise<boolean> {
+    const result = await this.store.db.deleteFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).where("key", "=", checkKey(key)).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async list(s: VisitorStore, options: ListOptions): Promise<ListPage> {
+    const { prefix, limit, after } = parseList(options);
+    let query = this.scope(s).select(["key", "size"]);
+    if (prefix !== "") query = query.where(sql<string>`substr(key, 1, ${prefix.length})`, "=", prefix);
+    if (after !== null) query = query.where("key", ">", after);
+    const rows = await query.orderBy("key").limit(limit + 1).execute();
+    const page = rows.slice(0, limit).map((r) => ({ key: r.key, size: Number(r.size) }));
+    const last = page[page.length - 1];
+    return { keys: page, cursor: rows.length > limit && last !== undefined ? encodeCursor(last.key) : null };
+  }
+
+  private scope(s: VisitorStore) {
+    return this.store.db.selectFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId);
+  }
+}

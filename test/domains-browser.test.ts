@@ -1,0 +1,106 @@
+import type { Frame, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createUser, type TestUser } from "./helpers/accounts.ts";
+import { CHROMIUM_PATH, describeBrowser, launchBrowser, type TestBrowser } from "./helpers/browser.ts";
+import { startDns, type TestDns } from "./helpers/dns-server.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const MODULE = `export const manifest = {
+  id: "visits",
+  displayName: "Visits",
+  capabilities: { imports: ["svc:storage/kv@1.0"] },
+  routes: { bump: { access: "write", input: { type: "object" } }, count: { access: "read", input: { type: "object" } } },
+};
+export default { async fetch(request, env) {
+  if (request.headers.get("x-svc-op") === "bump") await env.KV.set("n", ((await env.KV.get("n")) ?? 0) + 1);
+  return Response.json({ ok: true, value: (await env.KV.get("n")) ?? 0 });
+} };`;
+
+// The page shows the count it reads, and a button that bumps it.
+const UI = `const app = document.getElementById("app");
+const out = document.createElement("output"); out.id = "n"; out.textContent = "…";
+const bump = document.createElement("button"); bump.textContent = "Bump";
+bump.addEventListener("click", async () => { out.textContent = String(await svc.call("bump", {})); });
+app.append(out, bump);
+svc.call("count", {}).then((n) => { out.textContent = String(n); });`;
+
+async function frameOf(page: Page): Promise<Frame> {
+  const handle = await page.locator("#app-frame").elementHandle();
+  const frame = await handle?.contentFrame();
+  if (frame == null) throw new Error("no app frame");
+  await frame.waitForLoadState();
+  return frame;
+}
+
+/** What the frame's output shows once it is a number. */
+async function count(frame: Frame): Promise<string> {
+  const out = frame.locator("#n");
+  await out.filter({ hasText: /^\d+$/ }).waitFor();
+  return (await out.textContent()) ?? "";
+}
+
+/**
+ * DECISIONS §12 in real Chromium: the app's page on its own domain (the name resolved to
+ * loopback by Chromium's host rules), its UI calling ops from the sandboxed frame with the
+ * visitor's pass, each visitor seeing their own data, and the owner, signed in on the main origin,
+ * the owner's.
+ */
+describeBrowser("custom domains in Chromium: a visitor's own data, the owner's on the main origin", () => {
+  let server: TestServer;
+  let dns: TestDns;
+  let browser: TestBrowser;
+  let owner: TestUser;
+  let domainUrl: string;
+
+  beforeAll(async () => {
+    dns = await startDns();
+    server = await startServer({ env: { DNS_RESOLVER: dns.address } });
+    owner = await createUser(server);
+    await server.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", owner.id).execute();
+    const appId = (await server.client.post("/app", { module: MODULE, ui: UI }, { token: owner.token })).body.id as string;
+    expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
+    for (let i = 0; i < 5; i++) await server.client.post(`/app/${appId}/api/bump`, {}, { token: owner.token });
+    const added = await server.client.post(`/api/v1/apps/${appId}/domains`, { hostname: "visits.example.test" }, { token: owner.token });
+    dns.setTxt("_svc-verify.visits.example.test", [added.body.domain.verification.value]);
+    await server.client.post(`/api/v1/apps/${appId}/domains/${added.body.domain.id}/verify`, {}, { token: owner.token });
+    await server.ctx.domainHosts.reload();
+    domainUrl = `http://visits.example.test:${new URL(server.url).port}/`;
+    if (CHROMIUM_PATH !== null) browser = await launchBrowser(["--host-resolver-rules=MAP visits.example.test 127.0.0.1"]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await dns?.close();
+  });
+
+  it("a visitor's UI loads on the domain, bumps their own count and finds it on return; a second visitor starts at 0; the owner sees 5", { timeout: 120_000 }, async () => {
+    const visitor = await browser.newPage();
+    await visitor.goto(domainUrl);
+    expect(new URL(visitor.url()).host).toBe(new URL(domainUrl).host);
+    let frame = await frameOf(visitor);
+    expect(await count(frame)).toBe("0");
+    await frame.getByRole("button", { name: "Bump" }).click();
+    await frame.locator("#n").filter({ hasText: /^1$/ }).waitFor();
+    await frame.getByRole("button", { name: "Bump" }).click();
+    await frame.locator("#n").filter({ hasText: /^2$/ }).waitFor();
+    await browser.screenshot(visitor, "custom-domain-visitor");
+    // Back later, with the domain's cookie: the same store.
+    await visitor.reload();
+    frame = await frameOf(visitor);
+    expect(await count(frame)).toBe("2");
+
+    // Another visitor: a browser without the first one's cookie.
+    await browser.context.clearCookies();
+    await visitor.goto(domainUrl);
+    expect(await count(await frameOf(visitor))).toBe("0");
+
+    // The owner signs in on the main origin and opens the app there: the owner's store.
+    const ownerPage = await browser.newPage();
+    await ownerPage.goto(`${server.url}/sign-in?return_to=/@${owner.handle}/visits`);
+    await ownerPage.getByLabel("Email or handle").fill(owner.handle);
+    await ownerPage.getByLabel("Password").fill(owner.password);
+    await ownerPage.getByRole("button", { name: "Sign in" }).click();
+    await ownerPage.waitForURL(`**/@${owner.handle}/visits`);
+    expect(await count(await frameOf(ownerPage))).toBe("5");
+  });
+});
