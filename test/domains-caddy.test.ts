@@ -4,7 +4,9 @@ import { request as httpsRequest } from "node:https";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
+import { createHash, X509Certificate } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM_PATH, launchBrowser } from "./helpers/browser.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { startDns, type TestDns } from "./helpers/dns-server.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -35,6 +37,18 @@ export default { async fetch(request, env) {
   await env.KV.set("n", n);
   return Response.json({ ok: true, value: n });
 } };`;
+
+// The page shows the count it reads (the visitor's own), and a button that bumps it.
+const UI = `const app = document.getElementById("app");
+const out = document.createElement("output"); out.id = "n"; out.textContent = "…";
+const bump = document.createElement("button"); bump.textContent = "Bump";
+bump.addEventListener("click", async () => { out.textContent = String((await svc.call("bump", {}))); });
+app.append(out, bump);`;
+
+/** The base64 SHA-256 of a certificate's public key, as Chromium's SPKI allow-list takes it. */
+function spkiHash(pem: string): string {
+  return createHash("sha256").update(new X509Certificate(pem).publicKey.export({ type: "spki", format: "der" })).digest("base64");
+}
 
 /** The README's Caddyfile, as an operator would copy it. */
 function readmeCaddyfile(): string {
@@ -89,7 +103,7 @@ describe.skipIf(CADDY === null)("custom domains through Caddy's on-demand TLS", 
     server = await startServer({ env: { DNS_RESOLVER: dns.address, TRUST_PROXY: "127.0.0.1" } });
     owner = await createUser(server);
     await server.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", owner.id).execute();
-    appId = (await server.client.post("/app", { module: COUNTER }, { token: owner.token })).body.id;
+    appId = (await server.client.post("/app", { module: COUNTER, ui: UI }, { token: owner.token })).body.id;
     expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
     const added = await server.client.post(`/api/v1/apps/${appId}/domains`, { hostname: "todo.example.test" }, { token: owner.token });
     dns.setTxt("_svc-verify.todo.example.test", [added.body.domain.verification.value]);
@@ -139,6 +153,25 @@ describe.skipIf(CADDY === null)("custom domains through Caddy's on-demand TLS", 
     expect(events.body).toContain("event: hello");
     // The control plane is not on the custom domain.
     expect((await viaCaddy(httpsPort, ca, "todo.example.test", "/api/v1/apps")).status).toBe(404);
+  });
+
+  it.skipIf(CHROMIUM_PATH === null)("Chromium, trusting Caddy's CA, opens the app on its domain over https: the UI calls its op as the visitor", { timeout: 120_000 }, async () => {
+    const authority = join(dir, "data/pki/authorities/local");
+    const trusted = [spkiHash(ca), spkiHash(readFileSync(join(authority, "intermediate.crt"), "utf8"))].join(",");
+    const browser = await launchBrowser(["--host-resolver-rules=MAP todo.example.test 127.0.0.1", `--ignore-certificate-errors-spki-list=${trusted}`]);
+    try {
+      const page = await browser.newPage();
+      const response = await page.goto(`https://todo.example.test:${httpsPort}/`);
+      expect(response?.status()).toBe(200);
+      const frame = await (await page.locator("#app-frame").elementHandle())?.contentFrame();
+      if (frame == null) throw new Error("no app frame");
+      await frame.getByRole("button", { name: "Bump" }).click();
+      // A first visitor's own count: 1, whatever the owner's store holds.
+      await frame.locator("#n").filter({ hasText: /^1$/ }).waitFor();
+      await browser.screenshot(page, "custom-domain-caddy");
+    } finally {
+      await browser.close();
+    }
   });
 
   it("a hostname Brickyard does not serve gets no certificate", { timeout: 60_000 }, async () => {

@@ -13,11 +13,13 @@ const COUNTER = `export const manifest = {
     bump: { access: "write", input: { type: "object" } },
     count: { access: "read", input: { type: "object" } },
     keep: { access: "write", input: { type: "object" } },
+    big: { access: "write", input: { type: "object" } },
   },
 };
 export default { async fetch(request, env) {
   const op = request.headers.get("x-svc-op");
   if (op === "keep") { await env.BLOB.put("file", "bytes"); return Response.json({ ok: true, value: true }); }
+  if (op === "big") { await env.KV.set("big", "x".repeat(10 * 1024 * 1024 + 1)); return Response.json({ ok: true, value: true }); }
   if (op === "bump") await env.KV.set("n", ((await env.KV.get("n")) ?? 0) + 1);
   return Response.json({ ok: true, value: { n: (await env.KV.get("n")) ?? 0, keys: (await env.KV.list()).keys.map((k) => k.key) } });
 } };`;
@@ -102,8 +104,10 @@ describeEachDialect("custom domains: each anonymous visitor has a store of their
     expect(main.body.value.n).toBe(2);
   });
 
-  it("a visitor's call may not use the owner's blobs; deleting the app deletes every visitor's store", async () => {
+  it("a visitor's store has the app's caps; a visitor's call may not use the owner's blobs; deleting the app deletes every visitor's store", async () => {
     const visit = await open();
+    const big = await call(visit, "big");
+    expect([big.status, big.body.error?.kind]).toEqual([413, "stored_value_too_large"]);
     const blob = await call(visit, "keep");
     expect([blob.status, blob.body.error?.kind]).toEqual([403, "capability_denied"]);
     const rows = async () => Number((await server.ctx.db.selectFrom("visitor_kv").select((eb) => eb.fn.countAll<number>().as("n")).where("app_id", "=", appId).executeTakeFirstOrThrow()).n);

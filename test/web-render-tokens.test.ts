@@ -99,7 +99,7 @@ describeEachDialect("render tokens", (dialect) => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
-    expect(preflight.headers.get("access-control-allow-headers")).toBe("authorization, content-type");
+    expect(preflight.headers.get("access-control-allow-headers")).toBe("authorization, content-type, x-svc-visitor");
     expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
     const call = await server.client.post(`/app/${created.body.id}/api/hello`, {}, { token: created.body.token, headers: { origin: "null" } });
     expect(call.headers.get("access-control-allow-origin")).toBe("*");
