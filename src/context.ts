@@ -236,7 +236,6 @@ export async function createContext(deps: AppDeps): Promise<Services> {
       db,
       {
         baseUrl: () => deps.config.baseUrl,
-        behindProxy: deps.config.trustProxy !== false,
         secretsKey,
         ...(deps.egressTestOverrides === undefined ? {} : { fetchOverrides: deps.egressTestOverrides }),
       },

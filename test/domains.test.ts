@@ -106,7 +106,13 @@ describeEachDialect("custom domains (DECISIONS §12)", (dialect) => {
     expect([idn.status, idn.body.domain?.hostname]).toEqual([201, "xn--pple-43d.example.test"]);
     expect([(await add("XN--PPLE-43D.example.test.")).status, (await add("xn--pple-43d.example.test")).body.error.kind]).toEqual([409, "domain_exists"]);
 
+    // A claim not proved holds nothing: another app may claim the name too, and the first to prove it wins.
     const other = await server.client.post("/app", { module: COUNTER.replace('id: "todo"', 'id: "other"') }, { token: owner.token });
+    const rival = await server.client.post(`/api/v1/apps/${other.body.id}/domains`, { hostname: "xn--pple-43d.example.test" }, { token: owner.token });
+    expect(rival.status).toBe(201);
+    dns.setTxt("_svc-verify.xn--pple-43d.example.test", [idn.body.domain.verification.value]);
+    expect((await server.client.post(`${path()}/${idn.body.domain.id}/verify`, {}, { token: owner.token })).body.domain.state).toBe("verified");
+    expect((await server.client.get(`/api/v1/apps/${other.body.id}/domains`, { token: owner.token })).body.domains).toEqual([]);
     const taken = await server.client.post(`/api/v1/apps/${other.body.id}/domains`, { hostname: "xn--pple-43d.example.test" }, { token: owner.token });
     expect([taken.status, taken.body.error.kind]).toEqual([409, "domain_taken"]);
 

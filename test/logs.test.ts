@@ -14,12 +14,12 @@ it("never logs a token, password or session id", async () => {
     await server.client.post("/api/auth/login", { login: user.handle, password: user.password });
     await server.client.post("/api/auth/login", { login: user.handle, password: "wrong password here" });
     // Credentials in query strings (?t= render tokens, ?key= webhook secrets) are redacted too.
-    await server.client.get(`/api/me?t=${minted.body.token}&key=svc_hook_abc&other=visible`);
+    await server.client.get(`/api/me?t=${minted.body.token}&key=svc_hook_abc&v=visitorid.passmac&other=visible`);
     await server.client.delete(`/api/token/${minted.body.id}`, { token: user.token });
     await server.client.get("/api/me", { token: minted.body.token });
 
     const text = logs.text;
-    expect(text).toContain("/api/me?t=[redacted]&key=[redacted]&other=visible");
+    expect(text).toContain("/api/me?t=[redacted]&key=[redacted]&v=[redacted]&other=visible");
     expect(logs.lines().filter((line) => line.msg === "request answered").length).toBeGreaterThan(5);
     expect(text).not.toMatch(/svc_(user|app|render|hook)_/);
     expect(text).not.toContain(user.password);

@@ -35,6 +35,8 @@ describe("the frame document", () => {
     expect(csp).toContain("script-src 'nonce-N' https://cdn.jsdelivr.net https://unpkg.com;");
     expect(csp).toContain("connect-src http://svc.test;");
     expect(csp).toContain("frame-ancestors http://svc.test;");
+    // Opened as a page of its own, the frame is still sandboxed: an opaque origin, no cookies of ours.
+    expect(csp).toContain("sandbox allow-scripts allow-forms allow-popups;");
     expect(csp).toContain("report-uri http://svc.test/app/a1/diag/report?t=svc_render_t");
     expect(frameCsp("http://svc.test", "a1", "N", "t")).toContain("script-src 'nonce-N';");
   });

@@ -10,6 +10,10 @@ export interface HostRouting {
 export const NOT_ON_THIS_HOST = "/__brickyard/not-on-this-host";
 
 const ROUTED = Symbol("brickyard.customHost");
+
+// What of an app is served on its domain (DECISIONS §12): its page's and frame's own paths. Its
+// source, secrets, versions, logs, MCP and the rest of the control plane stay on the main host.
+const APP_PATHS = /^\/(frame|api\/[^/]+|events|assets|assets\/.+|render-token|diag|diag\/report|load-error\/report|feedback|icon\.svg|report)$/;
 type Routed = IncomingMessage & { [ROUTED]?: { appId: string; host: string } };
 
 /**
@@ -28,7 +32,8 @@ export function customHostRewriter(hosts: HostRouting): (req: IncomingMessage) =
     const path = cut === -1 ? url : url.slice(0, cut);
     const query = cut === -1 ? "" : url.slice(cut);
     if (path === "/") return `/app/${appId}${query}`;
-    if (path === `/app/${appId}` || path.startsWith(`/app/${appId}/`)) return url;
+    if (path === `/app/${appId}`) return url;
+    if (path.startsWith(`/app/${appId}/`) && APP_PATHS.test(path.slice(`/app/${appId}`.length))) return url;
     return NOT_ON_THIS_HOST;
   };
 }
@@ -45,5 +50,7 @@ export function customHostOf(request: FastifyRequest): { appId: string; host: st
  */
 export function publicOrigin(request: FastifyRequest, baseUrl: string): string {
   const routed = customHostOf(request);
-  return routed === null ? new URL(baseUrl).origin : `${request.protocol}://${routed.host}`;
+  if (routed === null) return new URL(baseUrl).origin;
+  // X-Forwarded-Proto (under TRUST_PROXY) is a client's string: only the two schemes count.
+  return `${request.protocol === "https" ? "https" : "http"}://${routed.host}`;
 }

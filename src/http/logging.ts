@@ -3,7 +3,8 @@ import { pino, stdSerializers, type Logger } from "pino";
 import type { App } from "./types.ts";
 
 // Query parameters that carry credentials: `?key=` webhook secrets, `?t=` render tokens.
-const SECRET_PARAMS = new Set(["key", "t", "token", "code"]);
+// `v`: a custom domain visitor's pass (domain/domains/visitors.ts), a bearer credential too.
+const SECRET_PARAMS = new Set(["key", "t", "token", "code", "v"]);
 // Anything shaped like one of our tokens, wherever in the URL it turns up.
 const TOKEN = /svc_[a-z]+_[A-Za-z0-9_-]+/g;
 

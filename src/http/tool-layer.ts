@@ -17,10 +17,21 @@ export function toolLayerHeaders(oauth?: { userId: string; grantId: string }): R
   return { [HEADER]: KEY.toString(), ...(oauth === undefined ? {} : { [PRINCIPAL_HEADER]: `${oauth.userId} ${oauth.grantId}` }) };
 }
 
+// The routes MCP tools run (routes/mcp/tools.ts registers them at start): only there does the
+// carried principal count, so no request, however its path was spelled, reaches another route
+// (POST /api/token, say) as the access token's person.
+const toolRoutes = new Set<string>();
+
+/** Declares a route (method and Fastify path) that an MCP tool runs. */
+export function allowToolRoute(method: string, url: string): void {
+  toolRoutes.add(`${method} ${url}`);
+}
+
 /** The OAuth principal the tool layer carried on this request, or null (none, or not the tool layer's). */
 export function toolLayerPrincipal(request: FastifyRequest): { kind: "user"; userId: string; via: "oauth"; grantId: string } | null {
   const value = request.headers[PRINCIPAL_HEADER];
   if (typeof value !== "string" || !fromToolLayer(request)) return null;
+  if (!toolRoutes.has(`${request.method} ${request.routeOptions.url ?? ""}`)) return null;
   const [userId, grantId] = value.split(" ");
   return userId === undefined || grantId === undefined ? null : { kind: "user", userId, via: "oauth", grantId };
 }

@@ -1,4 +1,4 @@
-import { lookup } from "node:dns/promises";
+import { Resolver } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
 import { Agent, fetch as undiciFetch } from "undici";
 
@@ -28,17 +28,27 @@ export function isPublicAddress(address: string): boolean {
   return ipaddr.process(address).range() === "unicast";
 }
 
-/** What `lookup` resolves `host` to, refused unless every address is public. */
-async function publicAddress(host: string): Promise<{ address: string; family: number }> {
+/**
+ * What `host` resolves to, refused unless every address is public. Through c-ares (dns.Resolver),
+ * not getaddrinfo: a lookup that never answers must not hold one of libuv's four threads, which
+ * sign-ins (argon2), file reads and crypto share, and it counts inside the request's time cap.
+ */
+async function publicAddress(host: string, signal: AbortSignal): Promise<{ address: string; family: number }> {
   if (ipaddr.isValid(host.replace(/^\[|\]$/g, ""))) throw new PublicFetchError("an address literal is not accepted; use a name");
-  const addresses = await lookup(host, { all: true, verbatim: true }).catch(() => {
-    throw new PublicFetchError(`${host} does not resolve`);
-  });
-  const first = addresses[0];
-  if (first === undefined) throw new PublicFetchError(`${host} does not resolve`);
-  const refused = addresses.find((entry) => !isPublicAddress(entry.address));
-  if (refused !== undefined) throw new PublicFetchError(`${host} resolves to ${refused.address}, which is not a public address`);
-  return first;
+  const resolver = new Resolver({ timeout: 2_000, tries: 1 });
+  const cancel = () => resolver.cancel();
+  signal.addEventListener("abort", cancel, { once: true });
+  try {
+    const [v4, v6] = await Promise.all([resolver.resolve4(host).catch(() => [] as string[]), resolver.resolve6(host).catch(() => [] as string[])]);
+    const addresses = [...v4.map((address) => ({ address, family: 4 })), ...v6.map((address) => ({ address, family: 6 }))];
+    const first = addresses[0];
+    if (first === undefined) throw new PublicFetchError(signal.aborted ? `${host} did not resolve in time` : `${host} does not resolve`);
+    const refused = addresses.find((entry) => !isPublicAddress(entry.address));
+    if (refused !== undefined) throw new PublicFetchError(`${host} resolves to ${refused.address}, which is not a public address`);
+    return first;
+  } finally {
+    signal.removeEventListener("abort", cancel);
+  }
 }
 
 /** The response, with its body read whole within the caps; throws PublicFetchError for every refusal. */
@@ -52,7 +62,9 @@ export async function publicFetch(raw: string, options: PublicFetchOptions, init
   if (url.protocol !== "https:") throw new PublicFetchError("only https URLs are fetched");
   if (url.username !== "" || url.password !== "") throw new PublicFetchError("a URL with credentials is not fetched");
   const override = options.testOverrides?.hosts[url.host];
-  const target = override === undefined ? await publicAddress(url.hostname) : null;
+  // One cap from the first look-up to the last byte.
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const target = override === undefined ? await publicAddress(url.hostname, signal) : null;
   const agent = new Agent({
     connect: {
       ...(override === undefined ? {} : { ca: options.testOverrides?.caPem }),
@@ -71,7 +83,6 @@ export async function publicFetch(raw: string, options: PublicFetchOptions, init
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
-  const signal = AbortSignal.timeout(options.timeoutMs);
   try {
     const response = await undiciFetch(url, { method: "GET", redirect: "manual", signal, dispatcher: agent, ...(init.headers === undefined ? {} : { headers: init.headers }) });
     if (response.status >= 300 && response.status < 400) throw new PublicFetchError(`redirects are not followed (${response.status})`);

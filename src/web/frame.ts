@@ -71,6 +71,10 @@ export function frameCsp(base: string, appId: string, nonce: string, reportToken
     "form-action 'none'",
     "base-uri 'none'",
     `frame-ancestors ${origin}`,
+    // The frame is sandboxed by the shell's iframe attribute; this makes it so even when someone
+    // opens its URL as a page of its own, where the app's script would otherwise run on our
+    // origin with the visitor's cookies.
+    "sandbox allow-scripts allow-forms allow-popups",
     `report-uri ${origin}/app/${appId}/diag/report?t=${encodeURIComponent(reportToken)}`,
   ].join("; ");
 }

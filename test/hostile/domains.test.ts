@@ -63,6 +63,11 @@ describe("hostile: custom domains and the Host header", () => {
       expect(res.status, path).toBe(404);
       expect(res.body, path).not.toContain("the victim's secret");
     }
+    // Nor does the app's own control plane answer on its domain: source, secrets, versions, MCP, logs.
+    for (const path of ["source", "secrets", "versions", "mcp", "logs", "describe", "visibility", "copy"]) {
+      const res = await viaHost(server.url, "evil.example.test", `/app/${attackerApp}/${path}`, { headers: { authorization: `Bearer ${attacker.token}` } });
+      expect(res.status, path).toBe(404);
+    }
     const own = await viaHost(server.url, "evil.example.test", `/app/${attackerApp}/api/get`, { method: "POST", body: "{}", headers: { authorization: `Bearer ${attacker.token}` } });
     expect(own.status).toBe(200);
   });

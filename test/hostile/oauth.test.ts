@@ -203,8 +203,9 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
     expect(used.status).toBe(200);
     const loner = await register(base, { client_name: "Never used", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" });
     await server.ctx.oauth.grants.sweep(Date.now() + 8 * 24 * 60 * 60 * 1000);
-    const gone = await fetch(`${base}/oauth/register/${String(loner.body.client_id)}`, { headers: { authorization: `Bearer ${String(loner.body.registration_access_token)}` } });
-    expect(gone.status).toBe(401);
+    const left = await server.ctx.db.selectFrom("oauth_records").select("id").where("model", "=", "Client").where("id", "=", String(loner.body.client_id)).executeTakeFirst();
+    expect(left).toBeUndefined();
+    expect(loner.body.registration_access_token, "registration management is off: no token for it").toBeUndefined();
     // The client with a grant still redeems its refresh token.
     const refreshed = await token(base, { grant_type: "refresh_token", refresh_token: first.body.refresh_token ?? "", client_id: clientId });
     expect(refreshed.status).toBe(200);
@@ -215,9 +216,38 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
     expect((await mcpWith(`${base}/mcp`, refreshed.body.access_token ?? "")).status).toBe(200);
   });
 
-  it("registration floods from one network stop at 20 an hour, in OAuth's shape", async () => {
+  it("an access token cannot climb out of a tool's route: call_operation with id '..' reaches no other route and mints nothing", async () => {
+    const access = (await exchange(await code())).body.access_token ?? "";
+    const tokensBefore = await server.ctx.tokens.listUserTokens(person.id);
+    for (const [id, operation] of [["..", "token"], [".", "token"], ["%2e%2e", "token"], ["x/../..", "token"]] as const) {
+      const res = await fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${access}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "call_operation", arguments: { id, operation, input: {} } } }),
+      });
+      const text = await res.text();
+      expect(text, id).not.toContain("svc_user_");
+      expect(text, id).toContain('"isError":true');
+    }
+    expect(await server.ctx.tokens.listUserTokens(person.id)).toEqual(tokensBefore);
+  });
+
+  it("two redemptions of one refresh token racing: at most one wins, and the grant dies", async () => {
+    const first = await exchange(await code());
+    const race = await Promise.all([0, 1].map(() => token(base, { grant_type: "refresh_token", refresh_token: first.body.refresh_token ?? "", client_id: clientId })));
+    const winners = race.filter((r) => r.status === 200);
+    expect(winners.length).toBeLessThanOrEqual(1);
+    expect(race.filter((r) => r.status === 400).map((r) => r.body.error)).toContain("invalid_grant");
+    for (const winner of winners) expect((await mcpWith(`${base}/mcp`, winner.body.access_token ?? "")).status).toBe(401);
+  });
+
+  it("registration floods from one network stop at 20 an hour, in OAuth's shape, however the path is spelled", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 25; i++) statuses.push((await register(base, { client_name: `flood ${i}`, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).status);
+    for (let i = 0; i < 25; i++) {
+      const path = ["/oauth/register", "/oauth/Register", "/oauth/register/", "/OAUTH/REGISTER"][i % 4] ?? "/oauth/register";
+      const res = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: `flood ${i}`, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }) });
+      statuses.push(res.status);
+    }
     expect(statuses.filter((s) => s === 201).length).toBeLessThanOrEqual(20);
     const refused = await fetch(`${base}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(refused.status).toBe(429);

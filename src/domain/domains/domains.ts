@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import { HOUR, iso, type Clock } from "../../config/clock.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, type Plan } from "../../errors/index.ts";
-import { timeOrderedUuid, type AppDomainsTable, type Database } from "../../store/index.ts";
+import { isUniqueViolation, timeOrderedUuid, type AppDomainsTable, type Database } from "../../store/index.ts";
 import type { LiveEvents } from "../events/live-events.ts";
 import { normaliseHostname } from "./hostname.ts";
 import type { TxtLookup } from "./txt.ts";
@@ -11,7 +11,11 @@ import type { TxtLookup } from "./txt.ts";
 /** DECISIONS §12: verified domains are looked at again every 6 h; one missing for 72 h is removed. */
 export const RECHECK_EVERY_MS = 6 * HOUR;
 export const MISSING_FOR_MS = 72 * HOUR;
+/** A claim never proved goes after a week, so a name is not held in a list for good. */
+export const PENDING_FOR_MS = 7 * 24 * HOUR;
 const PER_APP_MAX = 10;
+// Look-ups give up after 3 s each: an hourly run stays well inside its hour.
+const RECHECK_BATCH = 200;
 
 export interface DomainView {
   id: string;
@@ -69,14 +73,16 @@ export class Domains {
     const now = this.clock.now();
     const row: Row = { id: timeOrderedUuid(now), app_id: appId, hostname: name, state: "pending", token: randomBytes(16).toString("hex"), created_at: now, verified_at: null, checked_at: null, missing_since: null };
     await this.db.transaction().execute(async (trx) => {
-      const held = await trx.selectFrom("app_domains").select("app_id").where("hostname", "=", name).executeTakeFirst();
-      if (held !== undefined) throw held.app_id === appId ? apiError("domain_exists", `${name} is already a domain of this app`) : apiError("domain_taken", `${name} is a domain of another app`);
+      // Only this app's claim, or another app serving it, holds a name: an unproved claim does not.
+      const held = await trx.selectFrom("app_domains").select(["app_id", "state"]).where("hostname", "=", name).execute();
+      if (held.some((r) => r.app_id === appId)) throw apiError("domain_exists", `${name} is already a domain of this app`);
+      if (held.some((r) => r.state !== "pending")) throw apiError("domain_taken", `${name} is a domain of another app`);
       const count = await trx.selectFrom("app_domains").select((eb) => eb.fn.countAll<number>().as("n")).where("app_id", "=", appId).executeTakeFirstOrThrow();
       if (Number(count.n) >= PER_APP_MAX) throw apiError("invalid_request", `an app has at most ${PER_APP_MAX} domains`);
       await trx.insertInto("app_domains").values(row).execute();
     }).catch((error: unknown) => {
-      // Two adds of one hostname at once: the unique index refuses the second.
-      if (/unique|duplicate key/i.test(String((error as Error).message))) throw apiError("domain_taken", `${name} is a domain of another app`);
+      // The same app adding one name twice at once: the (app, hostname) index refuses the second.
+      if (isUniqueViolation(error)) throw apiError("domain_exists", `${name} is already a domain of this app`);
       throw error;
     });
     return viewOf(row);
@@ -97,16 +103,29 @@ export class Domains {
     return viewOf(next);
   }
 
-  /** The hourly job: each domain not looked at for 6 h is looked at; a look-up that fails leaves it as it was. */
+  /**
+   * The hourly job: claims pending for a week go; each domain not looked at for 6 h is looked at,
+   * the longest unseen first. A look-up that fails leaves its state as it was but counts as a
+   * look, so a provider that never answers cannot keep the others from their turn.
+   */
   async recheck(): Promise<number> {
-    const due = await this.db.selectFrom("app_domains").selectAll().where((eb) => eb.or([eb("checked_at", "is", null), eb("checked_at", "<=", this.clock.now() - RECHECK_EVERY_MS)])).limit(500).execute();
+    const now = this.clock.now();
+    await this.db.deleteFrom("app_domains").where("state", "=", "pending").where("created_at", "<=", now - PENDING_FOR_MS).execute();
+    const due = await this.db
+      .selectFrom("app_domains")
+      .selectAll()
+      .where((eb) => eb.or([eb("checked_at", "is", null), eb("checked_at", "<=", now - RECHECK_EVERY_MS)]))
+      .orderBy((eb) => eb.fn.coalesce("checked_at", eb.lit(0)))
+      .limit(RECHECK_BATCH)
+      .execute();
     let checked = 0;
     for (const row of due) {
       try {
         await this.check(row);
         checked += 1;
       } catch {
-        // domain_provider_unavailable: nothing is known; the next run tries again.
+        // domain_provider_unavailable: nothing is known; it waits its next turn.
+        await this.db.updateTable("app_domains").set({ checked_at: now }).where("id", "=", row.id).execute();
       }
     }
     return checked;
@@ -114,8 +133,8 @@ export class Domains {
 
   /** DECISIONS §12's `tls-allowed`: a certificate only for a hostname that is served. */
   async served(hostname: string): Promise<boolean> {
-    const row = await this.db.selectFrom("app_domains").select("state").where("hostname", "=", hostname.toLowerCase().replace(/\.$/, "")).executeTakeFirst();
-    return row !== undefined && row.state !== "pending";
+    const row = await this.db.selectFrom("app_domains").select("id").where("hostname", "=", hostname.toLowerCase().replace(/\.$/, "")).where("state", "<>", "pending").executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Every served hostname and its app: what each instance's host map holds. */
@@ -140,11 +159,22 @@ export class Domains {
       }
       next = { ...row, state: "failing", missing_since: since, checked_at: now };
     }
-    await this.db
-      .updateTable("app_domains")
-      .set({ state: next.state, verified_at: next.verified_at, missing_since: next.missing_since, checked_at: next.checked_at })
-      .where("id", "=", row.id)
-      .execute();
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable("app_domains")
+          .set({ state: next.state, verified_at: next.verified_at, missing_since: next.missing_since, checked_at: next.checked_at })
+          .where("id", "=", row.id)
+          .execute();
+        // The first claim proved wins the name; the others' are void.
+        if (row.state === "pending" && next.state === "verified") await trx.deleteFrom("app_domains").where("hostname", "=", row.hostname).where("id", "<>", row.id).where("state", "=", "pending").execute();
+      });
+    } catch (error) {
+      // Another app proved it first (the served-hostname index): this claim is void.
+      if (!isUniqueViolation(error)) throw error;
+      await this.db.deleteFrom("app_domains").where("id", "=", row.id).execute();
+      throw apiError("domain_taken", `${row.hostname} is a domain of another app`);
+    }
     if (next.state !== row.state) this.live.domainsChanged();
     return next;
   }

@@ -45,6 +45,8 @@ export class OauthServer {
     const audience = found.aud as unknown;
     const bound = audience === resource || (Array.isArray(audience) && audience.includes(resource));
     if (!bound) return null;
+    // A token issued as its grant was being revoked must not outlive it.
+    if ((await provider.Grant.find(found.grantId)) === undefined) return null;
     return { userId: found.accountId, grantId: found.grantId, clientId: found.clientId ?? "" };
   }
 }

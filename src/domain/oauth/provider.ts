@@ -23,8 +23,6 @@ export interface OauthProviderDeps {
   db: Kysely<Database>;
   /** The service's origin, read when the provider is first made (tests learn their port late). */
   baseUrl: string;
-  /** Whether to believe X-Forwarded-Proto and friends, as the HTTP server does. */
-  behindProxy: boolean;
   /** 32 bytes of the instance's secrets key: every instance derives the same cookie and signing keys. */
   secretsKey: Buffer;
   fetchOverrides?: PublicFetchOptions["testOverrides"];
@@ -155,7 +153,8 @@ export async function createOauthProvider(deps: OauthProviderDeps): Promise<Prov
       devInteractions: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
-      registration: { enabled: true },
+      // Registration management is off: a registration access token would be a row for nothing.
+      registration: { enabled: true, issueRegistrationAccessToken: false },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -176,6 +175,7 @@ export async function createOauthProvider(deps: OauthProviderDeps): Promise<Prov
     },
   } as Configuration;
   const provider = new ProviderClass(base, configuration);
-  provider.proxy = deps.behindProxy;
+  // routes/oauth/protocol.ts sets Host and X-Forwarded-Proto from BASE_URL on every request.
+  provider.proxy = true;
   return provider;
 }

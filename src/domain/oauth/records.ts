@@ -56,8 +56,21 @@ export class OauthRecords {
     return Promise.resolve(undefined);
   }
 
+  /**
+   * Marks a code or refresh token used, once: two redemptions racing each read it unused, and
+   * the second to get here finds it taken. That is a replay, as a second use is: the grant dies
+   * with every token it gave, and the library answers `invalid_grant`.
+   */
   async consume(id: string): Promise<void> {
-    await this.db.updateTable("oauth_records").set({ consumed_at: Date.now() }).where("model", "=", this.model).where("id", "=", id).execute();
+    const taken = await this.db.updateTable("oauth_records").set({ consumed_at: Date.now() }).where("model", "=", this.model).where("id", "=", id).where("consumed_at", "is", null).executeTakeFirst();
+    if (taken.numUpdatedRows > 0n) return;
+    const row = await this.db.selectFrom("oauth_records").select("grant_id").where("model", "=", this.model).where("id", "=", id).executeTakeFirst();
+    if (row?.grant_id != null) {
+      await this.db.deleteFrom("oauth_records").where("grant_id", "=", row.grant_id).execute();
+      await this.db.deleteFrom("oauth_records").where("model", "=", "Grant").where("id", "=", row.grant_id).execute();
+    }
+    const { errors } = await import("oidc-provider");
+    throw new errors.InvalidGrant(`${this.model === "RefreshToken" ? "refresh token" : "authorization code"} already used`);
   }
 
   async destroy(id: string): Promise<void> {

@@ -67,7 +67,9 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
   const visitor = access.userId === null && customHostOf(request)?.appId === app.id ? visitorPassFor(ctx, request, reply, app.id) : null;
   const nonce = newNonce();
   const page = shellPage({
-    base,
+    // The page's own links (icon, feedback, report) stay on the origin it is served from.
+    base: publicOrigin(request, base),
+    serviceUrl: base,
     appId: app.id,
     title: app.displayName,
     // On a custom domain the frame is that origin's, as every call it makes (DECISIONS §12).

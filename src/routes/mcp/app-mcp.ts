@@ -6,6 +6,7 @@ import type { AppRole } from "../../domain/access/access.ts";
 import { toolNames, visibleOperations } from "../../domain/access/operations-view.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import type { App } from "../../http/types.ts";
+import { apiError } from "../../errors/index.ts";
 import { answerMcp, mcpBodyErrors, mcpCaller, refuseSessionMethods, type McpCaller } from "./http.ts";
 import { invoke, type JsonSchema, type ToolBinding } from "./invoke.ts";
 import { lazyHandler, type Sdk } from "./sdk.ts";
@@ -45,6 +46,8 @@ export default function appMcpRoutes(app: App, ctx: Services): void {
       errorHandler: mcpBodyErrors,
     },
     async (request, reply) => {
+      // The id goes into the 401's WWW-Authenticate: nothing but an id's characters may.
+      if (!/^[A-Za-z0-9_-]{1,100}$/.test(request.params.id)) throw apiError("not_found", "no such app");
       const caller = await mcpCaller(ctx, request, { resourcePath: `/app/${request.params.id}/mcp` });
       const { app: record, role } = await ctx.apps.load(request.params.id, caller.principal, "view");
       refuseSuspended(record);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { toolLayerHeaders } from "../../http/tool-layer.ts";
 import type { ToolSpec } from "./tools.ts";
 import type { Principal } from "../../http/auth.ts";
+import { apiError } from "../../errors/index.ts";
 
 export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; type?: string | string[] };
 
@@ -81,9 +82,14 @@ export async function invoke(app: FastifyInstance, binding: ToolBinding, args: R
   let url = binding.spec.path;
   const rest: Record<string, unknown> = { ...args };
   for (const name of binding.pathParams) {
-    url = url.replace(`:${name}`, encodeURIComponent(scalar(rest[name])));
+    const value = scalar(rest[name]);
+    // encodeURIComponent keeps `.` and `..`, which the URL parser then resolves: `{id: ".."}`
+    // would climb out of the tool's route into any other (POST /api/token, say).
+    if (value === "" || value === "." || value === "..") return { status: 400, body: apiError("invalid_request", `${name} must be a non-empty id, not "${value}"`).toEnvelope() };
+    url = url.replace(`:${name}`, encodeURIComponent(value));
     delete rest[name];
   }
+  if (new URL(url, "http://tool.invalid").pathname !== url) return { status: 400, body: apiError("invalid_request", "the tool's arguments do not make a path of its route").toEnvelope() };
   const query = new URLSearchParams();
   for (const name of binding.queryParams) {
     if (rest[name] !== undefined) query.set(name, scalar(rest[name]));

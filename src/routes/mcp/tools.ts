@@ -1,3 +1,4 @@
+import { allowToolRoute } from "../../http/tool-layer.ts";
 /**
  * The MCP tools of `POST /mcp` (DECISIONS §11): each is the twin of one REST route, and runs
  * it (tools.ts → invoke.ts), so its input schema, its checks, its answer and its refusals are
@@ -50,6 +51,9 @@ export const TOOLS: readonly ToolSpec[] = [
   { name: "add_domain", method: "POST", path: "/api/v1/apps/:appId/domains", scope: "all", description: "Serve an app at your own hostname (pro plan): returns the TXT record to create; then verify it with the REST route or the console." },
   { name: "list_domains", method: "GET", path: "/api/v1/apps/:appId/domains", scope: "all", description: "An app's custom domains with their states (pending, verified, failing) and TXT records." },
 ];
+
+// The carried OAuth principal counts on these routes only (http/tool-layer.ts).
+for (const tool of TOOLS) allowToolRoute(tool.method, tool.path);
 
 /** MCP tool annotations (hints a client shows or acts on; never a security boundary). */
 export interface ToolAnnotations {

@@ -70,7 +70,8 @@ export default function consentRoutes(app: App, ctx: Services): void {
       uid: details.uid,
       clientName: client.clientName ?? client.clientId,
       redirectHost: target.shown,
-      clientUri: client.clientUri ?? (client.clientId.startsWith("https://") ? client.clientId : null),
+      // A metadata-document client is its document's URL, which the name cannot spoof; a registered one says its own.
+      clientUri: client.clientId.startsWith("https://") ? client.clientId : (client.clientUri ?? null),
       handle: viewer.handle,
       appId: resource === `${ctx.config.baseUrl}/mcp` ? null : appPath.slice(0, -"/mcp".length),
     });

@@ -30,11 +30,19 @@ export default function oauthProtocolRoutes(app: App, ctx: Services): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
     const pass = async (request: { raw: IncomingMessage; method: string; url: string; ip: string }, reply: { hijack(): void; raw: ServerResponse }) => {
-      if (request.method === "POST" && request.url.split("?")[0] === "/oauth/register" && registrationRefused(ctx, request.ip, reply.raw)) {
+      // The library matches paths case-insensitively and without a trailing slash: so does the limit.
+      const path = (request.url.split("?")[0] ?? "").toLowerCase().replace(/\/+$/, "");
+      if (request.method === "POST" && path === "/oauth/register" && registrationRefused(ctx, request.ip, reply.raw)) {
         reply.hijack();
         return;
       }
       const provider = await ctx.oauth.provider();
+      // The library builds its endpoints' URLs from the request: it sees the service's own
+      // origin, whatever Host or X-Forwarded-Host a client sent.
+      const base = new URL(ctx.config.baseUrl);
+      request.raw.headers.host = base.host;
+      request.raw.headers["x-forwarded-proto"] = base.protocol.slice(0, -1);
+      delete request.raw.headers["x-forwarded-host"];
       reply.hijack();
       await provider.callback()(request.raw, reply.raw);
     };

@@ -1,9 +1,13 @@
 import { sql } from "kysely";
 import type { Clock } from "../../config/clock.ts";
+import { apiError } from "../../errors/index.ts";
 import { lockKey } from "../../store/locks.ts";
 import type { Store } from "../../store/index.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 import type { KvWrite } from "./storage.ts";
+
+/** All of one app's visitors' stores together: one app's worth (so a flood of new visitors cannot fill the disk). */
+export const VISITORS_CAP_BYTES = APP_CAP_BYTES;
 
 /** Whose store a visitor's op call reads and writes: the app's, and the visitor's id on its custom domain. */
 export interface VisitorStore {
@@ -14,9 +18,9 @@ export interface VisitorStore {
 /**
  * The KV store of one anonymous visitor of an app on its custom domain (DECISIONS §12). Apart
  * from the app's own (its own table): an op call made for a visitor reads and writes only here,
- * with the app's caps for each visitor's store, no write-behind and no cached reads (the
- * isolate's cache holds the app's values). A visitor's writes send no live `data` events: those
- * are the owner's store's.
+ * with the app's caps for each visitor's store and one app's worth for all of them together, no
+ * write-behind and no cached reads (the isolate's cache holds the app's values). A visitor's
+ * writes send no live `data` events: those are the owner's store's.
  */
 export class VisitorKv {
   constructor(
@@ -41,23 +45,19 @@ export class VisitorKv {
     for (const entry of entries) checkValueSize(entry.size);
     if (entries.length === 0) return;
     await this.store.db.transaction().execute(async (trx) => {
-      // One visitor's writes take turns (PostgreSQL), so two of them cannot both fit under the cap.
-      await lockKey(trx, this.store.dialect, `visitor-kv:${s.appId}:${s.visitorId}`);
-      const used = await trx
-        .selectFrom("visitor_kv")
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
-        .where("app_id", "=", s.appId)
-        .where("visitor_id", "=", s.visitorId)
-        .executeTakeFirstOrThrow();
-      const replaced = await trx
-        .selectFrom("visitor_kv")
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
-        .where("app_id", "=", s.appId)
-        .where("visitor_id", "=", s.visitorId)
-        .where("key", "in", entries.map((e) => e.key))
-        .executeTakeFirstOrThrow();
+      // An app's visitors' writes take turns (PostgreSQL), so two of them cannot both fit under a cap.
+      await lockKey(trx, this.store.dialect, `visitor-kv:${s.appId}`);
+      const bytes = (q: ReturnType<typeof trx.selectFrom<"visitor_kv">>) => q.select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes")).executeTakeFirstOrThrow();
+      const mine = trx.selectFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId);
+      const used = Number((await bytes(mine)).bytes);
+      const replaced = Number((await bytes(mine.where("key", "in", entries.map((e) => e.key)))).bytes);
       const adding = entries.reduce((sum, e) => sum + e.size, 0);
-      if (Number(used.bytes) - Number(replaced.bytes) + adding > APP_CAP_BYTES) storageFull(Number(used.bytes), adding, Number(replaced.bytes));
+      if (used - replaced + adding > APP_CAP_BYTES) storageFull(used, adding, replaced);
+      // Anyone can become a new visitor: all of an app's visitors together hold what one store may.
+      const everyone = Number((await bytes(trx.selectFrom("visitor_kv").where("app_id", "=", s.appId))).bytes);
+      if (everyone - replaced + adding > VISITORS_CAP_BYTES) {
+        throw apiError("storage_full", `this app's visitors' stores together would hold ${everyone - replaced + adding} bytes; together they hold at most ${VISITORS_CAP_BYTES}`);
+      }
       const now = this.clock.now();
       for (const { key, value, size } of entries) {
         await trx

@@ -4,7 +4,10 @@ import { html, unsafeRaw } from "../html.ts";
 import { browserScript, scriptJson } from "../sdk/files.ts";
 
 export interface ShellOptions {
+  /** The origin the page is served from (an app's custom domain, or the service's). */
   base: string;
+  /** The service's own address, for the watermark. */
+  serviceUrl?: string;
   appId: string;
   title: string;
   /** The frame's src, carrying the query render token. */
@@ -56,7 +59,7 @@ export function shellPage(options: ShellOptions): string {
 </nav>
 </header>
 <iframe id="app-frame" title="${options.title}" src="${options.frameSrc}" sandbox="allow-scripts allow-forms allow-popups" referrerpolicy="no-referrer"></iframe>
-${options.watermark && html`<a class="watermark" href="${options.base}/" target="_blank" rel="noopener">Built with Brickyard</a>`}
+${options.watermark && html`<a class="watermark" href="${options.serviceUrl ?? options.base}/" target="_blank" rel="noopener">Built with Brickyard</a>`}
 <script nonce="${options.nonce}">${unsafeRaw(script)}</script>
 </body>
 </html>

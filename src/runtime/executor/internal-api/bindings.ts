@@ -147,7 +147,11 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
         // Sampled before the read: a write that commits after it carries a higher epoch.
         const epoch = deps.kvEpoch?.();
         const visitor = visitorOf(inv);
-        const value = visitor === null ? await storage.kvGet(inv.appId, call.key ?? "") : await deps.visitors?.get(visitor, call.key ?? "");
+        if (visitor !== null) {
+          // No epoch: the call's private cache keeps nothing it read (a read racing its own write could go stale).
+          return { status: 200, contentType: "application/json", body: (await deps.visitors?.get(visitor, call.key ?? "")) ?? "" };
+        }
+        const value = await storage.kvGet(inv.appId, call.key ?? "");
         return { status: 200, contentType: "application/json", body: value ?? "", ...(epoch === undefined ? {} : { epoch }) };
       },
     },
