@@ -149,7 +149,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     ...(deps.executorTuning === undefined ? {} : { tuning: deps.executorTuning }),
     ...(deps.egressTestOverrides === undefined ? {} : { egressTestOverrides: deps.egressTestOverrides }),
   });
-  const { storage, operations, executor } = runtime;
+  const { storage, operations, executor, visitors } = runtime;
   census = () => executor.pool.census();
   storage.onKvChange((appId, key) => live.dataChanged(appId, key));
   const pairings = new Pairings(db, clock, tokens, deps.config);
@@ -229,6 +229,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     directory: new Directory(db, clock),
     domains,
     domainHosts,
+    visitors,
     // Its own key, derived so that it never doubles as the sealing key.
     visitorPasses: new VisitorPasses(createHmac("sha256", secretsKey).update("brickyard visitor passes").digest()),
     // MCP's authorization server (DECISIONS §17), made on its first request.

@@ -102,6 +102,8 @@ export interface Services {
   domains: Domains;
   /** Which app each served custom hostname belongs to, in memory (the host routing's lookup). */
   domainHosts: DomainHosts;
+  /** Custom domains' visitors' own KV stores: swept hourly when idle a year. */
+  visitors: Runtime["visitors"];
   /** Passes that tie an anonymous visitor of a custom domain to their own store. */
   visitorPasses: VisitorPasses;
   /** MCP's OAuth authorization server (DECISIONS §17) and the grants people gave its clients. */

@@ -62,6 +62,8 @@ export interface Runtime {
   operations: Operations;
   /** KV and blob values of every app, with the per-value and per-app caps. */
   storage: AppStorage;
+  /** Custom domains' visitors' own KV stores (DECISIONS §12). */
+  visitors: VisitorKv;
   /** The workerd processes: health, warm-ups, and the pool's state for tests and benchmarks. */
   executor: Executor;
   close(): Promise<void>;
@@ -97,5 +99,5 @@ export async function createRuntime(deps: RuntimeDeps): Promise<Runtime> {
     ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
     ...(deps.logs === undefined ? {} : { logs: { sink: deps.logs, redactors: new LineRedactors(deps.secrets, systemClock) } }),
   });
-  return { operations, storage, executor, close: () => executor.close() };
+  return { operations, storage, visitors, executor, close: () => executor.close() };
 }

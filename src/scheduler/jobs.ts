@@ -21,6 +21,7 @@ export interface JobDeps {
   abuseReports: Sweeps;
   oauth: { grants: Sweeps };
   domains: { recheck(): Promise<unknown> };
+  visitors: Sweeps;
 }
 
 /** How often due routines are looked for; a routine runs at most this late. */
@@ -31,7 +32,8 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
  * snapshot refers to, such as those of deleted apps; the audit log and abuse reports a year; the
- * authorization server's codes, tokens and grants once expired).
+ * authorization server's codes, tokens and grants once expired; custom domains' visitors' stores
+ * idle a year).
  */
 export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
@@ -45,6 +47,7 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "abuse-report-sweep", everyMs: HOUR, run: () => ctx.abuseReports.sweep().then(() => undefined) });
   // Each run looks again at the custom domains not looked at for 6 hours (DECISIONS §12).
   ctx.scheduler.add({ name: "domain-recheck", everyMs: HOUR, run: () => ctx.domains.recheck().then(() => undefined) });
+  ctx.scheduler.add({ name: "visitor-store-sweep", everyMs: HOUR, run: () => ctx.visitors.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "oauth-sweep", everyMs: HOUR, run: () => ctx.oauth.grants.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
 }

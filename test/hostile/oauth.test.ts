@@ -254,4 +254,15 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
     expect(((await refused.json()) as { error: string }).error).toBe("invalid_request");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
   });
+
+  it("authorizations naming metadata-document clients are limited per network: a stream of fresh URLs is cut off", async () => {
+    let refused: Response | null = null;
+    for (let i = 0; i < 80 && refused === null; i++) {
+      const res = await fetch(`${base}/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: `https://127.0.0.1/${i}.json`, redirect_uri: REDIRECT, scope: "mcp" }).toString()}`, { redirect: "manual" });
+      if (res.status === 429) refused = res;
+      else await res.arrayBuffer();
+    }
+    expect(refused?.status).toBe(429);
+    expect(((await refused?.json()) as { error: string }).error).toBe("invalid_request");
+  });
 });

@@ -9,13 +9,29 @@ import type { BucketRule } from "../../lib/rate-limit.ts";
 // clients an hour (a person's agents), not thousands. Per network, as anonymous creates are.
 export const REGISTRATIONS_PER_NETWORK: BucketRule = { name: "oauth-register:ip", capacity: 20, windowMs: 60 * 60 * 1000 };
 
-/** A registration over the network's allowance, answered in OAuth's shape (429, Retry-After). */
-function registrationRefused(ctx: Services, ip: string, res: ServerResponse): boolean {
-  const decision = ctx.limiter.take([{ rule: REGISTRATIONS_PER_NETWORK, key: networkOf(ip) }]);
+// An authorization naming a client by its metadata document's URL may make the server fetch it:
+// anyone may send one, so a network sends a few a minute, not a stream of fresh URLs.
+export const METADATA_CLIENTS_PER_NETWORK: BucketRule = { name: "oauth-cimd:ip", capacity: 60, windowMs: 10 * 60 * 1000 };
+
+/** A request over its network's allowance, answered in OAuth's shape (429, Retry-After). */
+function overAllowance(ctx: Services, rule: BucketRule, ip: string, res: ServerResponse, what: string): boolean {
+  const decision = ctx.limiter.take([{ rule, key: networkOf(ip) }]);
   if (decision.allowed) return false;
   res.writeHead(429, { "content-type": "application/json; charset=utf-8", "retry-after": String(Math.max(1, decision.resetSec)), "cache-control": "no-store" });
-  res.end(JSON.stringify({ error: "invalid_request", error_description: "too many client registrations from this network; try again later" }));
+  res.end(JSON.stringify({ error: "invalid_request", error_description: `too many ${what} from this network; try again later` }));
   return true;
+}
+
+/** Whether a request over the library's endpoints is refused by our limits (and answered). */
+function limited(ctx: Services, request: { method: string; url: string; ip: string }, res: ServerResponse): boolean {
+  // The library matches paths case-insensitively and without a trailing slash: so do the limits.
+  const [rawPath = "", query = ""] = request.url.split("?");
+  const path = rawPath.toLowerCase().replace(/\/+$/, "");
+  if (request.method === "POST" && path === "/oauth/register") return overAllowance(ctx, REGISTRATIONS_PER_NETWORK, request.ip, res, "client registrations");
+  if (path === "/oauth/authorize" && (new URLSearchParams(query).get("client_id") ?? "").startsWith("https://")) {
+    return overAllowance(ctx, METADATA_CLIENTS_PER_NETWORK, request.ip, res, "authorizations of metadata-document clients");
+  }
+  return false;
 }
 
 /**
@@ -30,9 +46,7 @@ export default function oauthProtocolRoutes(app: App, ctx: Services): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
     const pass = async (request: { raw: IncomingMessage; method: string; url: string; ip: string }, reply: { hijack(): void; raw: ServerResponse }) => {
-      // The library matches paths case-insensitively and without a trailing slash: so does the limit.
-      const path = (request.url.split("?")[0] ?? "").toLowerCase().replace(/\/+$/, "");
-      if (request.method === "POST" && path === "/oauth/register" && registrationRefused(ctx, request.ip, reply.raw)) {
+      if (limited(ctx, request, reply.raw)) {
         reply.hijack();
         return;
       }

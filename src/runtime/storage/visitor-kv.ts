@@ -9,6 +9,9 @@ import type { KvWrite } from "./storage.ts";
 /** All of one app's visitors' stores together: one app's worth (so a flood of new visitors cannot fill the disk). */
 export const VISITORS_CAP_BYTES = APP_CAP_BYTES;
 
+/** A visitor's store with no write for this long is swept (a year, as their cookie lives). */
+export const VISITOR_IDLE_MS = 365 * 24 * 60 * 60 * 1000;
+
 /** Whose store a visitor's op call reads and writes: the app's, and the visitor's id on its custom domain. */
 export interface VisitorStore {
   appId: string;
@@ -83,6 +86,34 @@ export class VisitorKv {
     const page = rows.slice(0, limit).map((r) => ({ key: r.key, size: Number(r.size) }));
     const last = page[page.length - 1];
     return { keys: page, cursor: rows.length > limit && last !== undefined ? encodeCursor(last.key) : null };
+  }
+
+  /**
+   * The hourly sweep: a visitor not seen for `idleMs` (no write to any of their keys) loses their
+   * store, as a browser's site data would go. Anyone can become a visitor, so stores must not
+   * pile up for good.
+   */
+  async sweep(idleMs = VISITOR_IDLE_MS): Promise<number> {
+    const cutoff = this.clock.now() - idleMs;
+    const result = await this.store.db
+      .deleteFrom("visitor_kv")
+      .where((eb) =>
+        eb.and([
+          eb("updated_at", "<=", cutoff),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom("visitor_kv as recent")
+                .select("recent.key")
+                .whereRef("recent.app_id", "=", "visitor_kv.app_id")
+                .whereRef("recent.visitor_id", "=", "visitor_kv.visitor_id")
+                .where("recent.updated_at", ">", cutoff),
+            ),
+          ),
+        ]),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   private scope(s: VisitorStore) {
