@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appModule, callOp, createAnonymous, expectUnharmed, figures, graduate, quarantined, quarantinedApps, report, startScene, type Scene } from "./scene.ts";
+import { appModule, callOp, createAnonymous, expectUnharmed, figures, graduate, quarantined, quarantinedApps, quarantineLogged, report, startScene, type Scene } from "./scene.ts";
 
 // One million console.log calls in one op: 64 are kept, the rest cost one increment each.
 const MILLION = `for (let i = 0; i < 1e6; i++) console.log("flood line", i, { i }); return "done";`;
@@ -59,6 +59,7 @@ describe("hostile: an app logging in a tight loop", () => {
     refused ??= await callOp(scene.server, attacker.id, "go", attacker.token);
     const to = Date.now();
     expect(quarantined(refused), JSON.stringify(refused.body)).toBe(true);
+    await quarantineLogged(scene.logs, attacker.id);
     expect(quarantinedApps(scene.logs)).toContain(attacker.id);
     await scene.probe.victimSamplesSince(from, 50);
     for (const victim of scene.victims) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiResponse } from "../helpers/client.ts";
-import { appModule, callOp, callUntil, createAnonymous, expectUnharmed, figures, graduate, quarantined, quarantinedApps, report, signUp, startScene, type Figures, type Scene } from "./scene.ts";
+import { appModule, callOp, callUntil, createAnonymous, expectUnharmed, figures, graduate, quarantined, quarantinedApps, quarantineLogged, report, signUp, startScene, type Figures, type Scene } from "./scene.ts";
 
 // A busy stretch of about a third to half a second on these machines: under the 1 s ping
 // timeout, so only the CPU budget can stop a loop of them. (Date.now() stands still while an
@@ -95,6 +95,7 @@ describe("hostile: runaway app code", () => {
         expect([...attack.reasons, "quarantined"]).toContain(res.body.error.details.reason);
       }
       // Only the attacker pays: the bystander was never quarantined.
+      await quarantineLogged(scene.logs, attacker.id);
       expect(quarantinedApps(scene.logs)).toContain(attacker.id);
       expect(quarantinedApps(scene.logs)).not.toContain(bystander.id);
       expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);
@@ -133,6 +134,7 @@ describe("hostile: runaway app code", () => {
     const seen = await bystanderAnswers;
 
     expect(quarantined(answers.at(-1) as ApiResponse), JSON.stringify(answers.map((a) => a.body))).toBe(true);
+    await quarantineLogged(scene.logs, attacker.id);
     expect(quarantinedApps(scene.logs)).toContain(attacker.id);
     expect(quarantinedApps(scene.logs)).not.toContain(bystander.id);
     expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);

@@ -228,6 +228,17 @@ export async function callUntil(server: Pick<SceneServer, "client">, app: { id: 
 export const quarantined = (res: ApiResponse): boolean => res.status === 503 && res.body?.error?.details?.reason === "quarantined";
 
 /** App ids the executor quarantined, from its fault events in the server log. */
+/**
+ * Waits for the server's line that quarantined `appId`: the server is another process, and its
+ * line may reach us a little after the answer that said so.
+ */
+export async function quarantineLogged(logs: LogCapture, appId: string): Promise<void> {
+  await logs.find((line) => {
+    const event = line.executor as { type?: string; quarantined?: string | null } | undefined;
+    return event?.type === "fault" && event.quarantined === appId;
+  });
+}
+
 export function quarantinedApps(logs: LogCapture): string[] {
   return logs.lines().flatMap((line) => {
     const event = line.executor as { type?: string; quarantined?: string | null } | undefined;
