@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config/config.ts";
 import { HOUR, type ManualClock } from "../src/config/clock.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
@@ -167,5 +168,15 @@ describeEachDialect("custom domains (DECISIONS §12)", (dialect) => {
     expect(await tab()).toContain('data-state="verified"');
     expect((await form(`/apps/${appId}/domains/${listed.id}/remove`, "")).status).toBe(303);
     expect(await tab()).not.toContain("console.example.test");
+  });
+});
+
+describe("DNS_RESOLVER", () => {
+  it.each(["127.0.0.1:53", "[::1]:5353"])("takes an address and port: %s", (value) => {
+    expect(loadConfig({ DNS_RESOLVER: value }).dnsResolver).toBe(value);
+  });
+  // node:dns takes addresses only (a name would need a resolver of its own): refused at start, not at the first look-up.
+  it.each(["dns.example.com:53", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", "::1:53", "[dns]:53"])("refuses %s at start", (value) => {
+    expect(() => loadConfig({ DNS_RESOLVER: value })).toThrow(ConfigError);
   });
 });

@@ -124,10 +124,16 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-/** DNS_RESOLVER: `host:port` (an IPv6 address in brackets), or unset for the system's resolver. */
+/**
+ * DNS_RESOLVER: `address:port` (an IPv6 address in brackets), or unset for the system's resolver.
+ * An address, not a name: the resolver is what would look a name up (node:dns refuses one, at start).
+ */
 function dnsResolver(value: string | null): string | null {
   if (value === null) return null;
-  if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(value)) throw new ConfigError(`DNS_RESOLVER must be host:port, got ${value}`);
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d{1,5})$/.exec(value);
+  const address = match?.[1] ?? match?.[2] ?? "";
+  const port = Number(match?.[3] ?? 0);
+  if (isIP(address) === 0 || port < 1 || port > 65535) throw new ConfigError(`DNS_RESOLVER must be an IP address and port (127.0.0.1:53, [::1]:53), got ${value}`);
   return value;
 }
 
