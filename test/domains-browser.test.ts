@@ -3,26 +3,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { CHROMIUM_PATH, describeBrowser, launchBrowser, type TestBrowser } from "./helpers/browser.ts";
 import { startDns, type TestDns } from "./helpers/dns-server.ts";
+import { makePro, makePublic, serveAt } from "./helpers/domains.ts";
+import { COUNTER_UI, counterModule } from "./fixtures/counter-app.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
-
-const MODULE = `export const manifest = {
-  id: "visits",
-  displayName: "Visits",
-  capabilities: { imports: ["svc:storage/kv@1.0"] },
-  routes: { bump: { access: "write", input: { type: "object" } }, count: { access: "read", input: { type: "object" } } },
-};
-export default { async fetch(request, env) {
-  if (request.headers.get("x-svc-op") === "bump") await env.KV.set("n", ((await env.KV.get("n")) ?? 0) + 1);
-  return Response.json({ ok: true, value: (await env.KV.get("n")) ?? 0 });
-} };`;
-
-// The page shows the count it reads, and a button that bumps it.
-const UI = `const app = document.getElementById("app");
-const out = document.createElement("output"); out.id = "n"; out.textContent = "…";
-const bump = document.createElement("button"); bump.textContent = "Bump";
-bump.addEventListener("click", async () => { out.textContent = String(await svc.call("bump", {})); });
-app.append(out, bump);
-svc.call("count", {}).then((n) => { out.textContent = String(n); });`;
 
 async function frameOf(page: Page): Promise<Frame> {
   const handle = await page.locator("#app-frame").elementHandle();
@@ -56,14 +39,11 @@ describeBrowser("custom domains in Chromium: a visitor's own data, the owner's o
     dns = await startDns();
     server = await startServer({ env: { DNS_RESOLVER: dns.address } });
     owner = await createUser(server);
-    await server.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", owner.id).execute();
-    const appId = (await server.client.post("/app", { module: MODULE, ui: UI }, { token: owner.token })).body.id as string;
-    expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
+    await makePro(server, owner.id);
+    const appId = (await server.client.post("/app", { module: counterModule("visits", "Visits"), ui: COUNTER_UI }, { token: owner.token })).body.id as string;
+    await makePublic(server, owner.token, appId);
     for (let i = 0; i < 5; i++) await server.client.post(`/app/${appId}/api/bump`, {}, { token: owner.token });
-    const added = await server.client.post(`/api/v1/apps/${appId}/domains`, { hostname: "visits.example.test" }, { token: owner.token });
-    dns.setTxt("_svc-verify.visits.example.test", [added.body.domain.verification.value]);
-    await server.client.post(`/api/v1/apps/${appId}/domains/${added.body.domain.id}/verify`, {}, { token: owner.token });
-    await server.ctx.domainHosts.reload();
+    await serveAt(server, dns, owner.token, appId, "visits.example.test");
     domainUrl = `http://visits.example.test:${new URL(server.url).port}/`;
     if (CHROMIUM_PATH !== null) browser = await launchBrowser(["--host-resolver-rules=MAP visits.example.test 127.0.0.1"]);
   });

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_PATH, launchBrowser } from "./helpers/browser.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { startDns, type TestDns } from "./helpers/dns-server.ts";
+import { makePro, makePublic, serveAt } from "./helpers/domains.ts";
+import { COUNTER_UI, counterModule } from "./fixtures/counter-app.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 /** Debian's caddy, found on PATH; null when this machine has none. */
@@ -25,25 +27,6 @@ if (CADDY === null) {
   if (process.env.BRICKYARD_REQUIRE_CADDY === "1") throw new Error("BRICKYARD_REQUIRE_CADDY=1 and no caddy on PATH (apt-get install caddy)");
   console.warn("\n*** custom domains through Caddy: SKIPPED, no caddy on PATH (apt-get install caddy) ***\n");
 }
-
-const COUNTER = `export const manifest = {
-  id: "todo",
-  displayName: "Todo",
-  capabilities: { imports: ["svc:storage/kv@1.0"] },
-  routes: { bump: { access: "write", input: { type: "object" } } },
-};
-export default { async fetch(request, env) {
-  const n = ((await env.KV.get("n")) ?? 0) + 1;
-  await env.KV.set("n", n);
-  return Response.json({ ok: true, value: n });
-} };`;
-
-// The page shows the count it reads (the visitor's own), and a button that bumps it.
-const UI = `const app = document.getElementById("app");
-const out = document.createElement("output"); out.id = "n"; out.textContent = "…";
-const bump = document.createElement("button"); bump.textContent = "Bump";
-bump.addEventListener("click", async () => { out.textContent = String((await svc.call("bump", {}))); });
-app.append(out, bump);`;
 
 /** The base64 SHA-256 of a certificate's public key, as Chromium's SPKI allow-list takes it. */
 function spkiHash(pem: string): string {
@@ -102,13 +85,10 @@ describe.skipIf(CADDY === null)("custom domains through Caddy's on-demand TLS", 
     // Caddy connects from loopback: trusting it makes X-Forwarded-Proto https count.
     server = await startServer({ env: { DNS_RESOLVER: dns.address, TRUST_PROXY: "127.0.0.1" } });
     owner = await createUser(server);
-    await server.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", owner.id).execute();
-    appId = (await server.client.post("/app", { module: COUNTER, ui: UI }, { token: owner.token })).body.id;
-    expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
-    const added = await server.client.post(`/api/v1/apps/${appId}/domains`, { hostname: "todo.example.test" }, { token: owner.token });
-    dns.setTxt("_svc-verify.todo.example.test", [added.body.domain.verification.value]);
-    expect((await server.client.post(`/api/v1/apps/${appId}/domains/${added.body.domain.id}/verify`, {}, { token: owner.token })).body.domain.state).toBe("verified");
-    await server.ctx.domainHosts.reload();
+    await makePro(server, owner.id);
+    appId = (await server.client.post("/app", { module: counterModule("todo", "Todo"), ui: COUNTER_UI }, { token: owner.token })).body.id;
+    await makePublic(server, owner.token, appId);
+    await serveAt(server, dns, owner.token, appId, "todo.example.test");
 
     dir = mkdtempSync(join(tmpdir(), "brickyard-caddy-"));
     httpsPort = await freePort();

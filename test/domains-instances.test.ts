@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { startDns, type TestDns } from "./helpers/dns-server.ts";
+import { makePro, makePublic } from "./helpers/domains.ts";
 import { viaHost } from "./helpers/host-request.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -36,9 +37,9 @@ async function servedOnB(b: TestServer, appId: string, accept: (served: boolean)
     if (databaseUrl === null) throw new Error("instance A has no PostgreSQL URL");
     b = await startServer({ env: { DATABASE_URL: databaseUrl, DNS_RESOLVER: dns.address } });
     owner = await createUser(a);
-    await a.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", owner.id).execute();
+    await makePro(a, owner.id);
     appId = (await a.client.post("/app", { module: MODULE }, { token: owner.token })).body.id;
-    expect((await a.client.put(`/app/${appId}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
+    await makePublic(a, owner.token, appId);
   });
   afterAll(async () => {
     await b?.close();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startDns, type TestDns } from "./helpers/dns-server.ts";
+import { makePro, makePublic, serveAt } from "./helpers/domains.ts";
 import { viaHost } from "./helpers/host-request.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -41,13 +42,10 @@ describeEachDialect("custom domains: each anonymous visitor has a store of their
     dns = await startDns();
     server = await startServer({ dialect, env: { DNS_RESOLVER: dns.address } });
     owner = await createUser(server);
-    await server.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", owner.id).execute();
+    await makePro(server, owner.id);
     appId = (await server.client.post("/app", { module: COUNTER }, { token: owner.token })).body.id;
-    expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
-    const added = await server.client.post(`/api/v1/apps/${appId}/domains`, { hostname: "visits.example.test" }, { token: owner.token });
-    dns.setTxt("_svc-verify.visits.example.test", [added.body.domain.verification.value]);
-    await server.client.post(`/api/v1/apps/${appId}/domains/${added.body.domain.id}/verify`, {}, { token: owner.token });
-    await server.ctx.domainHosts.reload();
+    await makePublic(server, owner.token, appId);
+    await serveAt(server, dns, owner.token, appId, "visits.example.test");
   });
   afterAll(async () => {
     await server?.close();

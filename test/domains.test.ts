@@ -4,20 +4,12 @@ import { HOUR, type ManualClock } from "../src/config/clock.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startDns, type TestDns } from "./helpers/dns-server.ts";
+import { makePro, makePublic } from "./helpers/domains.ts";
+import { counterModule } from "./fixtures/counter-app.ts";
 import { viaHost } from "./helpers/host-request.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
-const COUNTER = `export const manifest = {
-  id: "todo",
-  displayName: "Todo",
-  capabilities: { imports: ["svc:storage/kv@1.0"] },
-  routes: { bump: { access: "write", input: { type: "object" } } },
-};
-export default { async fetch(request, env) {
-  const n = ((await env.KV.get("n")) ?? 0) + 1;
-  await env.KV.set("n", n);
-  return Response.json({ ok: true, value: n });
-} };`;
+const COUNTER = counterModule("todo", "Todo");
 
 describeEachDialect("custom domains (DECISIONS §12)", (dialect) => {
   let server: TestServer;
@@ -29,12 +21,12 @@ describeEachDialect("custom domains (DECISIONS §12)", (dialect) => {
     dns = await startDns();
     server = await startServer({ dialect, clock: "manual", env: { DNS_RESOLVER: dns.address } });
     owner = await createUser(server);
-    await server.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", owner.id).execute();
+    await makePro(server, owner.id);
     const created = await server.client.post("/app", { module: COUNTER }, { token: owner.token });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     appId = created.body.id;
     // A custom domain is for visitors: the app is public, as a site's would be.
-    expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
+    await makePublic(server, owner.token, appId);
   });
   afterAll(async () => {
     await server?.close();

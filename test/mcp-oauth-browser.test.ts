@@ -2,23 +2,14 @@ import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@model
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { HOUR } from "../src/config/clock.ts";
+import { counterModule } from "./fixtures/counter-app.ts";
 import { describeBrowser, serverAndBrowser } from "./helpers/browser.ts";
 import { MemoryOAuthClient, startRedirectCatcher } from "./helpers/oauth-client.ts";
 import { startServer } from "./helpers/server.ts";
 import { startTlsFixture, type TlsFixture } from "./helpers/tls-fixture.ts";
 
 const PASSWORD = "a long enough password";
-const COUNTER = `export const manifest = {
-  id: "counter",
-  displayName: "Counter",
-  capabilities: { imports: ["svc:storage/kv@1.0"] },
-  routes: { bump: { access: "write", input: { type: "object" } } },
-};
-export default { async fetch(request, env) {
-  const n = ((await env.KV.get("n")) ?? 0) + 1;
-  await env.KV.set("n", n);
-  return Response.json({ ok: true, value: n });
-} };`;
+const COUNTER = counterModule("counter", "Counter");
 
 let fixture: TlsFixture;
 const textOf = (result: { content?: unknown }): unknown => JSON.parse((result.content as { text: string }[])[0]?.text ?? "null");

@@ -18,11 +18,9 @@ interface FaultEvent {
 /** Issue 42: work an app leaves running after its answer is charged to that app, and only to it. */
 describe("hostile: background work after the answer", () => {
   let scene: Scene;
-  const names: Record<string, string> = {};
 
   beforeAll(async () => {
     scene = await startScene({ anonymousVictim: true, rate: 10 });
-    for (const v of scene.victims) names[v.id] = `${v.name} victim`;
   });
   afterAll(async () => scene.close());
 
@@ -47,7 +45,7 @@ describe("hostile: background work after the answer", () => {
 
   it("a fresh anonymous app spinning 6 s in ctx.waitUntil: convicted at its first offence, quarantined at its second; the victims keep their calls", async () => {
     const attacker = await createAnonymous(scene.server, appModule("waituntil", { go: BACKGROUND_SPIN }));
-    names[attacker.id] = "attacker";
+    scene.names[attacker.id] = "attacker";
     const from = Date.now();
     const refused = await twoOffences(attacker, {});
     const to = Date.now();
@@ -60,14 +58,14 @@ describe("hostile: background work after the answer", () => {
     await scene.probe.victimSamplesSince(from, 100);
     for (const victim of scene.victims) {
       const during = figures(scene.probe.samples, from, to, victim.name);
-      report(`ctx.waitUntil spinning 6 s, fresh attacker (${victim.name} victim)`, during, during, 0, [attacker.id], names);
+      report(`ctx.waitUntil spinning 6 s, fresh attacker (${victim.name} victim)`, during, during, 0, [attacker.id], scene.names);
       expectUnharmed(during, `waitUntil, ${victim.name} victim`);
     }
   }, 60_000);
 
   it("an attacker past its first calls, on the anonymous victim's own process: charged by its pending work, the victim's reads caught in the stall run again", async () => {
     const attacker = await createAnonymous(scene.server, appModule("sleeper", { go: `if (input.spin) { ${BACKGROUND_SPIN} } return "answered";` }).replace("async fetch(request, env, ctx) {", "async fetch(request, env, ctx) {\n    const input = await request.json();"));
-    names[attacker.id] = "sleeper";
+    scene.names[attacker.id] = "sleeper";
     await graduate(scene.server, attacker, "go");
     const from = Date.now();
     const refused = await twoOffences(attacker, { spin: true });
@@ -80,8 +78,8 @@ describe("hostile: background work after the answer", () => {
     await scene.probe.victimSamplesSince(from, 100);
     const claimed = figures(scene.probe.samples, from, to, "claimed");
     const anonymous = figures(scene.probe.samples, from, to, "anonymous");
-    report("ctx.waitUntil spinning 6 s, attacker past its first calls (claimed victim)", claimed, claimed, 0, [attacker.id], names);
-    report("ctx.waitUntil spinning 6 s, attacker past its first calls (anonymous victim, same process)", anonymous, anonymous, 0, [attacker.id], names);
+    report("ctx.waitUntil spinning 6 s, attacker past its first calls (claimed victim)", claimed, claimed, 0, [attacker.id], scene.names);
+    report("ctx.waitUntil spinning 6 s, attacker past its first calls (anonymous victim, same process)", anonymous, anonymous, 0, [attacker.id], scene.names);
     expectUnharmed(claimed, "graduated attacker, claimed victim");
     // The anonymous victim shared the first offence's process: its calls waited out the ~1 s
     // stall, and those past its 8 concurrent runs were refused 429 app_busy; every call caught in

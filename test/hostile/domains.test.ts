@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
 import { startDns, type TestDns } from "../helpers/dns-server.ts";
+import { makePro, makePublic, serveAt } from "../helpers/domains.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 import { viaHost } from "../helpers/host-request.ts";
 
@@ -28,29 +29,19 @@ describe("hostile: custom domains and the Host header", () => {
   let attackerApp: string;
   let victimApp: string;
 
-  async function serve(user: TestUser, appId: string, hostname: string): Promise<void> {
-    const added = await server.client.post(`/api/v1/apps/${appId}/domains`, { hostname }, { token: user.token });
-    expect(added.status, JSON.stringify(added.body)).toBe(201);
-    dns.setTxt(`_svc-verify.${hostname}`, [added.body.domain.verification.value]);
-    const verified = await server.client.post(`/api/v1/apps/${appId}/domains/${added.body.domain.id}/verify`, {}, { token: user.token });
-    expect(verified.body.domain.state).toBe("verified");
-  }
-
   beforeAll(async () => {
     dns = await startDns();
     server = await startServer({ env: { DNS_RESOLVER: dns.address } });
     attacker = await createUser(server);
     victim = await createUser(server);
-    for (const user of [attacker, victim]) await server.ctx.db.updateTable("users").set({ plan: "pro" }).where("id", "=", user.id).execute();
+    for (const user of [attacker, victim]) await makePro(server, user.id);
     attackerApp = (await server.client.post("/app", { module: NOTE("evil") }, { token: attacker.token })).body.id;
     victimApp = (await server.client.post("/app", { module: NOTE("diary") }, { token: victim.token })).body.id;
     await server.client.post(`/app/${victimApp}/api/put`, { note: "the victim's secret" }, { token: victim.token });
-    for (const [user, id] of [[attacker, attackerApp], [victim, victimApp]] as const) {
-      expect((await server.client.put(`/app/${id}/visibility`, { visibility: "public" }, { token: user.token })).status).toBe(200);
-    }
-    await serve(attacker, attackerApp, "evil.example.test");
-    await serve(victim, victimApp, "diary.example.test");
-    await server.ctx.domainHosts.reload();
+    await makePublic(server, attacker.token, attackerApp);
+    await makePublic(server, victim.token, victimApp);
+    await serveAt(server, dns, attacker.token, attackerApp, "evil.example.test");
+    await serveAt(server, dns, victim.token, victimApp, "diary.example.test");
   });
   afterAll(async () => {
     await server?.close();

@@ -14,11 +14,9 @@ const EVERY_MS = 2_000;
  */
 describe("hostile: a stream of fresh looping anonymous apps from rotating addresses", () => {
   let scene: Scene;
-  const names: Record<string, string> = {};
 
   beforeAll(async () => {
     scene = await startScene({ anonymousVictim: true, rate: 10, env: { TRUST_PROXY: "1" } });
-    for (const v of scene.victims) names[v.id] = `${v.name} victim`;
   });
   afterAll(async () => scene.close());
 
@@ -38,14 +36,14 @@ describe("hostile: a stream of fresh looping anonymous apps from rotating addres
         continue;
       }
       const app = { id: created.body.id as string, token: created.body.token as string };
-      names[app.id] = `looper ${i}`;
+      scene.names[app.id] = `looper ${i}`;
       attackers.push({ id: app.id, answers: callUntil(scene.server, app, "go", quarantined, 30_000) });
     }
     const settled = await Promise.all(attackers.map(async (a) => ({ id: a.id, answers: await a.answers })));
     const to = Date.now();
 
     for (const { id, answers } of settled) {
-      expect(quarantined(answers.at(-1) as ApiResponse), `${names[id]}: ${answers.map((a) => a.body?.error?.details?.reason ?? a.status).join("→")}`).toBe(true);
+      expect(quarantined(answers.at(-1) as ApiResponse), `${scene.names[id]}: ${answers.map((a) => a.body?.error?.details?.reason ?? a.status).join("→")}`).toBe(true);
       for (const res of answers) expect({ status: res.status, kind: res.body.error.kind }).toEqual({ status: 503, kind: "executor_error" });
     }
     const convicted = quarantinedApps(scene.logs);
@@ -53,8 +51,8 @@ describe("hostile: a stream of fresh looping anonymous apps from rotating addres
 
     const claimed = figures(scene.probe.samples, from, to, "claimed");
     const anonymous = figures(scene.probe.samples, from, to, "anonymous");
-    report(`fresh looping anonymous apps, ${settled.length} in ${SECONDS} s (claimed victim)`, claimed, claimed, 0, convicted.filter((id) => names[id] !== undefined), names);
-    report(`fresh looping anonymous apps, ${settled.length} in ${SECONDS} s (established anonymous victim)`, anonymous, anonymous, 0, [], names);
+    report(`fresh looping anonymous apps, ${settled.length} in ${SECONDS} s (claimed victim)`, claimed, claimed, 0, convicted.filter((id) => scene.names[id] !== undefined), scene.names);
+    report(`fresh looping anonymous apps, ${settled.length} in ${SECONDS} s (established anonymous victim)`, anonymous, anonymous, 0, [], scene.names);
     expect(settled.length + refusedCreates.length).toBe(SECONDS / (EVERY_MS / 1000));
     expect(claimed.victimCalls).toBeGreaterThan(SECONDS * 8);
     expect(claimed.victimSuccess).toBe(1);

@@ -9,17 +9,15 @@ const FOREVER = `for (let i = 0; ; i++) console.error("x".repeat(200), i);`;
 /** Issue 49: printing is the app's own cost, capped per call, and never Node's. */
 describe("hostile: an app logging in a tight loop", () => {
   let scene: Scene;
-  const names: Record<string, string> = {};
 
   beforeAll(async () => {
     scene = await startScene({ anonymousVictim: true, rate: 10 });
-    for (const v of scene.victims) names[v.id] = `${v.name} victim`;
   });
   afterAll(async () => scene.close());
 
   it("a million lines in one call: it answers, 64 lines and one marker are kept, the victims and /healthz do not notice", async () => {
     const flooder = await createAnonymous(scene.server, appModule("flooder", { flood: MILLION, ok: `return "ok";` }));
-    names[flooder.id] = "flooder";
+    scene.names[flooder.id] = "flooder";
     await graduate(scene.server, flooder, "ok");
     const from = Date.now();
     for (let round = 0; round < 5; round++) {
@@ -39,7 +37,7 @@ describe("hostile: an app logging in a tight loop", () => {
     await scene.probe.victimSamplesSince(from, 50);
     for (const victim of scene.victims) {
       const during = figures(scene.probe.samples, from, Date.now(), victim.name);
-      report(`a million console.log calls a call, 5 calls (${victim.name} victim)`, during, during, 0, [], names);
+      report(`a million console.log calls a call, 5 calls (${victim.name} victim)`, during, during, 0, [], scene.names);
       expectUnharmed(during, `million lines, ${victim.name} victim`);
     }
     expect(to - from).toBeLessThan(30_000);
@@ -47,7 +45,7 @@ describe("hostile: an app logging in a tight loop", () => {
 
   it("logging for ever: stopped by its own CPU budget and quarantined; the claimed victim and /healthz do not notice, the anonymous victim on its process waits out the stall", async () => {
     const attacker = await createAnonymous(scene.server, appModule("forever", { go: FOREVER, ok: `return "ok";` }));
-    names[attacker.id] = "forever";
+    scene.names[attacker.id] = "forever";
     await graduate(scene.server, attacker, "ok");
     const from = Date.now();
     let refused = null;
@@ -64,7 +62,7 @@ describe("hostile: an app logging in a tight loop", () => {
     await scene.probe.victimSamplesSince(from, 50);
     for (const victim of scene.victims) {
       const during = figures(scene.probe.samples, from, to, victim.name);
-      report(`console.error in an endless loop (${victim.name} victim)`, during, during, 0, [attacker.id], names);
+      report(`console.error in an endless loop (${victim.name} victim)`, during, during, 0, [attacker.id], scene.names);
     }
     expectUnharmed(figures(scene.probe.samples, from, to, "claimed"), "endless logging, claimed victim");
     expect(figures(scene.probe.samples, from, to).healthzP99).toBeLessThanOrEqual(50);

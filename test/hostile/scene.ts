@@ -50,6 +50,8 @@ export interface Scene {
   /** The claimed victim (victims[0]). */
   victim: Victim;
   victims: Victim[];
+  /** How reports name app ids: the victims from the start; a test adds its attackers. */
+  names: Record<string, string>;
   probe: Probe;
   close(): Promise<void>;
 }
@@ -89,6 +91,7 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
     owner,
     victim: victims[0] as Victim,
     victims,
+    names: Object.fromEntries(victims.map((v) => [v.id, `${v.name} victim`])),
     probe,
     async close() {
       await probe.stop();

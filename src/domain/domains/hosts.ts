@@ -15,6 +15,7 @@ export class DomainHosts {
   private timer: NodeJS.Timeout | null = null;
   private stop: (() => void) | null = null;
   private loading: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
 
   constructor(
     private readonly domains: Pick<Domains, "allServed">,
@@ -35,15 +36,23 @@ export class DomainHosts {
     return key === null ? null : (this.hosts.get(key) ?? null);
   }
 
+  /**
+   * Reloads the map. Asked while one runs, it runs once more after it (a change may have come
+   * after that one read); asked again meanwhile, those asks share that one more run.
+   */
   reload(): Promise<void> {
-    // Reloads asked for while one runs share it, then one more runs for what changed meanwhile.
+    if (this.queued !== null) return this.queued;
     const run = async () => {
+      this.queued = null;
       this.hosts = await this.domains.allServed();
     };
-    const next = (this.loading ?? Promise.resolve()).then(run, run).finally(() => {
-      if (this.loading === next) this.loading = null;
+    const next = (this.loading ?? Promise.resolve()).then(run);
+    this.queued = next;
+    // The caller hears of a failure; the next reload only waits for this one to end.
+    const settled: Promise<void> = next.catch(() => undefined).finally(() => {
+      if (this.loading === settled) this.loading = null;
     });
-    this.loading = next;
+    this.loading = settled;
     return next;
   }
 

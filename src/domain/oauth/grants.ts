@@ -3,7 +3,8 @@ import { MINUTE, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 import { writeAudit, type AuditContext } from "../operators/audit.ts";
-import { sweepOauthRecords } from "./records.ts";
+import { deleteGrant, sweepOauthRecords } from "./records.ts";
+import { Touches } from "../../lib/touches.ts";
 
 /** A client a person let act for them, as /account lists it. */
 export interface ConnectedClient {
@@ -24,7 +25,7 @@ const TOUCHED_MAX = 10_000;
  * revocation takes every code, access and refresh token of the grant with it, at once.
  */
 export class OauthGrants {
-  private readonly touched = new Map<string, number>();
+  private readonly touched = new Touches(TOUCH_EVERY_MS, TOUCHED_MAX);
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -61,8 +62,7 @@ export class OauthGrants {
     await this.db.transaction().execute(async (trx) => {
       const grant = await trx.selectFrom("oauth_records").select(["label", "client_id"]).where("model", "=", "Grant").where("id", "=", grantId).where("account_id", "=", userId).executeTakeFirst();
       if (grant === undefined) throw apiError("not_found", "no such connected client");
-      await trx.deleteFrom("oauth_records").where("grant_id", "=", grantId).execute();
-      await trx.deleteFrom("oauth_records").where("model", "=", "Grant").where("id", "=", grantId).execute();
+      await deleteGrant(trx, grantId);
       await writeAudit(trx, this.clock.now(), audit, { action: "oauth.revoke", target: { kind: "grant", id: grantId }, detail: { client: grant.label ?? grant.client_id } });
     });
   }
@@ -75,11 +75,7 @@ export class OauthGrants {
   /** A grant's access token reached /mcp: its lastUsedAt moves, at most once a minute. */
   touch(grantId: string): void {
     const now = this.clock.now();
-    const last = this.touched.get(grantId);
-    if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
-    this.touched.delete(grantId);
-    this.touched.set(grantId, now);
-    if (this.touched.size > TOUCHED_MAX) this.touched.delete(this.touched.keys().next().value as string);
+    if (!this.touched.due(grantId, now)) return;
     void this.db
       .updateTable("oauth_records")
       .set({ last_used_at: now })

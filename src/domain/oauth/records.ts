@@ -65,10 +65,7 @@ export class OauthRecords {
     const taken = await this.db.updateTable("oauth_records").set({ consumed_at: Date.now() }).where("model", "=", this.model).where("id", "=", id).where("consumed_at", "is", null).executeTakeFirst();
     if (taken.numUpdatedRows > 0n) return;
     const row = await this.db.selectFrom("oauth_records").select("grant_id").where("model", "=", this.model).where("id", "=", id).executeTakeFirst();
-    if (row?.grant_id != null) {
-      await this.db.deleteFrom("oauth_records").where("grant_id", "=", row.grant_id).execute();
-      await this.db.deleteFrom("oauth_records").where("model", "=", "Grant").where("id", "=", row.grant_id).execute();
-    }
+    if (row?.grant_id != null) await deleteGrant(this.db, row.grant_id);
     const { errors } = await import("oidc-provider");
     throw new errors.InvalidGrant(`${this.model === "RefreshToken" ? "refresh token" : "authorization code"} already used`);
   }
@@ -87,6 +84,12 @@ export class OauthRecords {
     // oidc-provider reads `consumed` (epoch seconds) to refuse a second use.
     return row.consumed_at === null ? payload : { ...payload, consumed: Math.floor(row.consumed_at / 1000) };
   }
+}
+
+/** A grant and every code, access and refresh token it gave, in `db` (a transaction, when given one). */
+export async function deleteGrant(db: Kysely<Database>, grantId: string): Promise<void> {
+  await db.deleteFrom("oauth_records").where("grant_id", "=", grantId).execute();
+  await db.deleteFrom("oauth_records").where("model", "=", "Grant").where("id", "=", grantId).execute();
 }
 
 /** A registered client no grant names is dropped this long after it registered. */

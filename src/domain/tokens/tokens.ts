@@ -4,6 +4,7 @@ import { apiError, recovery } from "../../errors/index.ts";
 import { PreparedQuery, timeOrderedUuid, type Database, type TokensTable } from "../../store/index.ts";
 import { hashToken, mintToken, parseToken, type TokenKind } from "./format.ts";
 import { writeAudit, type AuditContext } from "../operators/audit.ts";
+import { Touches } from "../../lib/touches.ts";
 
 // Read on every authenticated request, with the suspension of the account it speaks for: a
 // suspended person's tokens are refused (DECISIONS §15), and suspending moves the token epoch, so
@@ -55,7 +56,7 @@ export interface IssuedToken {
 }
 
 export class Tokens {
-  private readonly touched = new Map<string, number>();
+  private readonly touched = new Touches(TOUCH_EVERY_MS, TOUCHED_MAX);
   /** Rows by hash, each with the token epoch read before it (migration 022). */
   private readonly cached = new Map<string, { row: TokenRow; epoch: number }>();
 
@@ -95,10 +96,7 @@ export class Tokens {
     if (row.user_suspended_at !== null) throw apiError("unauthorized", ACCOUNT_SUSPENDED);
     // The row may lag this process's own touches (50 calls at once all read null): the latest
     // one made here counts too, so a burst of calls writes the row once, not once per call.
-    const touched = Math.max(row.last_used_at ?? -Infinity, this.touched.get(row.id) ?? -Infinity);
-    if (now - touched >= TOUCH_EVERY_MS) {
-      this.touched.set(row.id, now);
-      if (this.touched.size > TOUCHED_MAX) this.touched.delete(this.touched.keys().next().value ?? row.id);
+    if (this.touched.due(row.id, now, row.last_used_at)) {
       await this.db.updateTable("tokens").set({ last_used_at: now }).where("id", "=", row.id).execute();
     }
     return toPrincipal(row);

@@ -26,6 +26,22 @@ export function checkValueSize(size: number): void {
   }
 }
 
+/**
+ * Writes committed together, as stored: the last write of each key wins, every key and value
+ * checked against the caps, each with the byte length that counts against the store.
+ */
+export function lastWrites(writes: readonly { key: string; value: string }[]): { key: string; value: string; size: number }[] {
+  const last = new Map<string, string>();
+  for (const { key, value } of writes) {
+    checkKey(key);
+    last.delete(key);
+    last.set(key, value);
+  }
+  const entries = [...last].map(([key, value]) => ({ key, value, size: Buffer.byteLength(value) }));
+  for (const entry of entries) checkValueSize(entry.size);
+  return entries;
+}
+
 /** `held`: room that leases of running ops hold (ledger.ts); a write must leave it free. */
 export function storageFull(used: number, size: number, freed: number, held = 0): never {
   const after = used - freed + size;

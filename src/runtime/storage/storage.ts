@@ -5,7 +5,7 @@ import { ensureUsageRow, lockForWrite, PreparedQuery, WriteBatcher, type Databas
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
-import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
 
@@ -131,14 +131,7 @@ export class AppStorage {
    * cap is checked on what the app holds afterwards.
    */
   async kvCommit(appId: string, writes: readonly KvWrite[], lease: WriteLease | null = null): Promise<void> {
-    const last = new Map<string, string>();
-    for (const { key, value } of writes) {
-      checkKey(key);
-      last.delete(key);
-      last.set(key, value);
-    }
-    const entries = [...last].map(([key, value]) => ({ key, value, size: Buffer.byteLength(value) }));
-    for (const entry of entries) checkValueSize(entry.size);
+    const entries = lastWrites(writes);
     const [only] = entries;
     if (only === undefined) return;
     // PostgreSQL, one key: the whole write in one statement (migrations 021, 023) instead of five round trips.

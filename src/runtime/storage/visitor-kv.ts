@@ -3,7 +3,7 @@ import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { lockKey } from "../../store/locks.ts";
 import type { Store } from "../../store/index.ts";
-import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import { APP_CAP_BYTES, checkKey, encodeCursor, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 import type { KvWrite } from "./storage.ts";
 
 /** All of one app's visitors' stores together: one app's worth (so a flood of new visitors cannot fill the disk). */
@@ -38,14 +38,7 @@ export class VisitorKv {
 
   /** Several writes as one commit, checked against the visitor's cap on what the store holds after. */
   async commit(s: VisitorStore, writes: readonly KvWrite[]): Promise<void> {
-    const last = new Map<string, string>();
-    for (const { key, value } of writes) {
-      checkKey(key);
-      last.delete(key);
-      last.set(key, value);
-    }
-    const entries = [...last].map(([key, value]) => ({ key, value, size: Buffer.byteLength(value) }));
-    for (const entry of entries) checkValueSize(entry.size);
+    const entries = lastWrites(writes);
     if (entries.length === 0) return;
     await this.store.db.transaction().execute(async (trx) => {
       // An app's visitors' writes take turns (PostgreSQL), so two of them cannot both fit under a cap.
