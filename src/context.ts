@@ -56,7 +56,7 @@ import { Metrics } from "./metrics/metrics.ts";
 import { RateLimiter } from "./http/rate-limit/index.ts";
 import { StreamQuota } from "./http/stream-quota.ts";
 import { Scheduler } from "./scheduler/scheduler.ts";
-import { GroupCommit, LaggingCommit, StampedCache, type Database, type Store } from "./store/index.ts";
+import { GroupCommit, LaggingCommit, PgWriteWatch, StampedCache, type Database, type Store } from "./store/index.ts";
 
 /** What the composition root is given: config and the opened store, plus test seams. */
 export interface AppDeps {
@@ -80,11 +80,18 @@ export interface AppDeps {
 export async function createContext(deps: AppDeps): Promise<Services> {
   const clock = deps.clock ?? systemClock;
   const db = deps.store.db;
-  // SQLite: hot-path reads kept while nothing they join changed (store/write-watch.ts), each
-  // cache within its own 32 MiB.
+  // Hot-path reads kept while nothing they join changed (store/caches: WriteWatch on SQLite,
+  // PgWriteWatch on PostgreSQL, which falls back to a read per call while its channel is not
+  // known to deliver), each cache within its own 32 MiB.
   const { watch } = deps.store;
   const readCache = <V>() => (watch === undefined ? null : new StampedCache<V>(watch));
   const log = createLogger(deps.config.logLevel, deps.logStream);
+  if (watch instanceof PgWriteWatch) {
+    watch.onHealth((healthy, error) => {
+      if (healthy) log.info("read caches: the change channel delivers; reads are kept between changes");
+      else log.warn({ err: error }, "read caches: the change channel is lost; reading per call until it is back");
+    });
+  }
   const tokens = new Tokens(db, clock, deps.config);
   // A listener that fails after a committed write cannot undo it; say so where operators look.
   const writes = new GroupCommit(db, deps.store.dialect);
@@ -163,7 +170,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     deps.config,
     writes,
     (error, event) => log.error({ err: error, appId: event.appId }, `app ${event.type} listener failed`),
-    readCache(),
+    { cache: readCache(), batch: deps.store.dialect === "postgres" },
     {
       // The app lifecycle calls these inside its own transactions (create with `pair: true`, claim).
       pairing: {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { sql, type LogEvent } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
-import { openStore, StampedCache, WriteWatch, type Store } from "../src/store/index.ts";
+import { openStore, PgWriteWatch, StampedCache, WriteWatch, type Store } from "../src/store/index.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 import { openTestStore, type TestStore } from "./helpers/store.ts";
@@ -190,10 +190,15 @@ describe("WriteWatch on a SQLite store", () => {
     }
   });
 
-  it("is absent on PostgreSQL stores, which read per call", async () => {
+  it("is PgWriteWatch's on PostgreSQL stores (read-caches-instances.test.ts), and none for a one-off command's", async () => {
     const postgres = openStore({ databaseUrl: "postgres://nobody@127.0.0.1:1/none", dataDir: store.dataDir });
-    expect(postgres.watch).toBeUndefined();
+    expect(postgres.watch).toBeInstanceOf(PgWriteWatch);
+    // Nothing listens there: no stamp, so every read goes to the database.
+    expect(postgres.watch?.stamp()).toBeNull();
     await postgres.close();
+    const oneOff = openStore({ databaseUrl: "postgres://nobody@127.0.0.1:1/none", dataDir: store.dataDir, watch: false });
+    expect(oneOff.watch).toBeUndefined();
+    await oneOff.close();
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { LogEvent } from "kysely";
 import { createUser } from "./helpers/accounts.ts";
+import { within } from "./helpers/eventually.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const reachable = inject("pgAdminUrl") !== null;
@@ -16,8 +17,9 @@ export default { async fetch(request, env) {
 } };`;
 
 // Issue 20: the KV read cache is on with PostgreSQL too, and a write acknowledged on one instance
-// is read by the next call on another, whatever the other's workerd had cached; so are a source
-// write (a new isolate) and a token revocation.
+// is read by the next call on another, whatever the other's workerd had cached. A source write
+// (a new isolate) and a token revocation reach the other within 1 s (issue 50: its app reads are
+// kept between changes, which reach it through NOTIFY).
 (reachable ? describe : describe.skip)(`caches across two instances on one PostgreSQL${reachable ? "" : " — SKIPPED: PostgreSQL unreachable"}`, () => {
   let a: TestServer;
   let b: TestServer;
@@ -85,7 +87,7 @@ export default { async fetch(request, env) {
     expect(await call(a, "get", { k: "written" })).toBe(2);
   });
 
-  it("runs the new source at B's next call after a PUT on A, and refuses a token revoked on A at B's next call", async () => {
+  it("runs the new source on B within 1 s of a PUT on A, and refuses a token revoked on A within 1 s (read-caches-instances.test.ts has the rest)", async () => {
     const owner = await createUser(a);
     const v1 = `export const manifest = { id: "shared-source", routes: { which: {} } };
 export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
@@ -95,25 +97,12 @@ export default { async fetch() { return Response.json({ ok: true, value: 1 }); }
     expect((await b.client.post(url, {}, { token: owner.token })).body).toEqual({ ok: true, value: 1 });
     const put = await a.client.put(`/app/${created.body.id}`, { module: v1.replace("value: 1", "value: 2") }, { token: owner.token });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    expect((await b.client.post(url, {}, { token: owner.token })).body).toEqual({ ok: true, value: 2 });
+    await within(1000, async () => (await b.client.post(url, {}, { token: owner.token })).body, (body) => body.value === 2);
 
     const minted = await a.client.post("/api/token", { name: "short-lived" }, { token: owner.token });
     expect((await b.client.post(url, {}, { token: minted.body.token })).status).toBe(200);
     expect((await a.client.delete(`/api/token/${minted.body.id}`, { token: owner.token })).status).toBe(200);
-    const refused = await b.client.post(url, {}, { token: minted.body.token });
-    expect([refused.status, refused.body.error?.kind, refused.body.error?.reason]).toEqual([401, "unauthorized", "token_revoked"]);
-
-    // Calls arriving together on B read their app in one query (TurnBatch): still each one sees
-    // a PUT that A acknowledged before it began, and its token checked under the epoch it read.
-    const put3 = await a.client.put(`/app/${created.body.id}`, { module: v1.replace("value: 1", "value: 3") }, { token: owner.token });
-    expect(put3.status, JSON.stringify(put3.body)).toBe(200);
-    readsOnB.length = 0;
-    const together = await Promise.all(Array.from({ length: 8 }, () => b.client.post(url, {}, { token: owner.token })));
-    expect(together.map((res) => res.body)).toEqual(Array.from({ length: 8 }, () => ({ ok: true, value: 3 })));
-    const appReads = readsOnB.filter((sql) => /from "apps"/.test(sql) && /"token_epoch"/.test(sql));
-    expect(appReads.length).toBeGreaterThan(0);
-    expect(appReads.every((sql) => /= any\(\$\d+::text\[\]\)/.test(sql))).toBe(true);
-    const late = await Promise.all([b.client.post(url, {}, { token: minted.body.token }), b.client.post(url, {}, { token: owner.token })]);
-    expect(late.map((res) => res.status)).toEqual([401, 200]);
+    const refused = await within(1000, () => b.client.post(url, {}, { token: minted.body.token }), (res) => res.status === 401);
+    expect([refused.value.status, refused.value.body.error?.kind, refused.value.body.error?.reason]).toEqual([401, "unauthorized", "token_revoked"]);
   });
 });

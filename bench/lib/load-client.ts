@@ -9,6 +9,34 @@ interface Job {
   concurrency: number;
   ms: number;
   expect?: number;
+  /** Many apps: each request's `{app}` in the URL becomes one of `apps`, drawn by a Zipf law of exponent `s` (the first the most popular). */
+  spread?: { apps: string[]; s: number };
+}
+
+/** Draws ranks 0..n-1 with P(k) ∝ 1/(k+1)^s: a host's long tail of rarely called apps. */
+function zipf(n: number, s: number): () => number {
+  const cdf = new Float64Array(n);
+  let sum = 0;
+  for (let k = 0; k < n; k++) cdf[k] = sum += 1 / (k + 1) ** s;
+  return () => {
+    const u = Math.random() * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cdf[mid] ?? 0) < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+let sampler: { key: string; draw: () => number } | null = null;
+function urlFor(url: string, spread: Job["spread"]): string {
+  if (spread === undefined) return url;
+  const key = `${spread.apps.length} ${spread.s}`;
+  if (sampler?.key !== key) sampler = { key, draw: zipf(spread.apps.length, spread.s) };
+  return url.replace("{app}", spread.apps[sampler.draw()] ?? "");
 }
 
 const agents = new Map<string, Agent>();
@@ -22,7 +50,7 @@ function agentFor(origin: string, concurrency: number): Agent {
   return agent;
 }
 
-async function run({ targets, concurrency, ms, expect = 200 }: Job) {
+async function run({ targets, concurrency, ms, expect = 200, spread }: Job) {
   const agent = agentFor(new URL(targets[0]?.url ?? "").origin, concurrency);
   const latencies: number[] = [];
   const unexpected: Record<number, number> = {};
@@ -37,7 +65,7 @@ async function run({ targets, concurrency, ms, expect = 200 }: Job) {
         const target = targets[next++ % targets.length];
         if (target === undefined) return;
         const t = performance.now();
-        const res = await request(target.url, { dispatcher: agent, method: (target.method ?? "GET") as "GET", headers: target.headers ?? {}, body: target.body ?? null });
+        const res = await request(urlFor(target.url, spread), { dispatcher: agent, method: (target.method ?? "GET") as "GET", headers: target.headers ?? {}, body: target.body ?? null });
         await res.body.dump();
         latencies.push(performance.now() - t);
         if (res.statusCode !== expect) unexpected[res.statusCode] = (unexpected[res.statusCode] ?? 0) + 1;

@@ -17,6 +17,8 @@ export interface Row {
   pids?: () => readonly number[];
   /** Status every request must answer; anything else is reported and fails the run. */
   expect?: number;
+  /** Many apps: `{app}` in a target's URL is one of these per request, drawn by a Zipf law of exponent `s`. */
+  spread?: { apps: string[]; s: number };
 }
 
 export interface Result {
@@ -46,7 +48,7 @@ export class LoadClient {
     return new LoadClient(fork(join(import.meta.dirname, "load-client.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] }));
   }
 
-  run(job: { targets: Target[]; concurrency: number; ms: number; expect?: number }): Promise<SliceResult> {
+  run(job: { targets: Target[]; concurrency: number; ms: number; expect?: number; spread?: Row["spread"] }): Promise<SliceResult> {
     return new Promise((resolve, reject) => {
       this.child.once("message", (message: { ok: boolean; result?: SliceResult; error?: string }) => {
         if (message.ok && message.result !== undefined) resolve(message.result);
@@ -79,7 +81,7 @@ export async function measure<K extends string>(client: LoadClient, rows: Record
   const names = Object.keys(rows) as K[];
   const tallies = new Map(names.map((n) => [n, { latencies: [] as number[], ms: 0, serverUs: 0, workerdUs: 0, clientUs: 0 }]));
   // One unmeasured slice each first: connections, isolates, caches and the JIT warm up.
-  for (const name of names) await client.run({ targets: rows[name].targets, concurrency: options.concurrency, ms: SLICE_MS, expect: rows[name].expect ?? 200 });
+  for (const name of names) await client.run({ ...jobOf(rows[name]), concurrency: options.concurrency, ms: SLICE_MS });
   const slices = Math.ceil(options.msPerRow / SLICE_MS);
   for (let i = 0; i < slices; i++) {
     for (let j = 0; j < names.length; j++) {
@@ -91,7 +93,7 @@ export async function measure<K extends string>(client: LoadClient, rows: Record
       const pids = row.pids?.() ?? [];
       const server0 = process.cpuUsage();
       const workerd0 = cpuOf(pids);
-      const slice = await client.run({ targets: row.targets, concurrency: options.concurrency, ms: SLICE_MS, expect: row.expect ?? 200 });
+      const slice = await client.run({ ...jobOf(row), concurrency: options.concurrency, ms: SLICE_MS });
       const server = process.cpuUsage(server0);
       const bad = Object.entries(slice.unexpected);
       if (bad.length > 0) throw new Error(`${name}: unexpected statuses ${JSON.stringify(slice.unexpected)}`);
@@ -119,6 +121,8 @@ export async function measure<K extends string>(client: LoadClient, rows: Record
   }
   return out;
 }
+
+const jobOf = (row: Row) => ({ targets: row.targets, expect: row.expect ?? 200, ...(row.spread === undefined ? {} : { spread: row.spread }) });
 
 /**
  * The nearest-rank percentile: the smallest sample with at least `q` of all samples at or below

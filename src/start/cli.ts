@@ -63,7 +63,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function withStore(config: Config, work: (store: Store) => Promise<void>): Promise<number> {
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, prepare: config.databasePrepare });
+  // A one-off command keeps no read caches: no connection listening for other instances' changes.
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, prepare: config.databasePrepare, watch: false });
   try {
     await migrate(store);
     await work(store);

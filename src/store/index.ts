@@ -7,7 +7,8 @@ export { bumpUsageRow, ensureUsageRow, lockForWrite, lockUsageRows } from "./loc
 export { PreparedQuery } from "./prepared.ts";
 export { WriteBatcher } from "./concurrency/write-batcher.ts";
 export { timeOrderedUuid } from "./time-ordered-id.ts";
-export { StampedCache } from "./caches/stamped-cache.ts";
+export { StampedCache, type ReadStamp } from "./caches/stamped-cache.ts";
+export { PgWriteWatch } from "./caches/pg-write-watch.ts";
 export { TurnBatch } from "./concurrency/turn-batch.ts";
 export { TurnQueue } from "./concurrency/turn-queue.ts";
 export { WriteWatch } from "./caches/write-watch.ts";

@@ -5,7 +5,9 @@ import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, type D
 import pg from "pg";
 import type { Dialect } from "./dialect.ts";
 import { migrationProvider } from "./migrations/index.ts";
-import { withNamedStatements } from "./pg-statements.ts";
+import { withStatementHooks } from "./pg-statements.ts";
+import { PgWriteWatch } from "./caches/pg-write-watch.ts";
+import type { ReadStamp } from "./caches/stamped-cache.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { WriteWatch } from "./caches/write-watch.ts";
 import type { Database } from "./schema/index.ts";
@@ -13,8 +15,11 @@ import type { Database } from "./schema/index.ts";
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
-  /** SQLite: moves when a row a hot-path read (an op call's app, a delivery's webhook) joins may have changed. */
-  watch?: WriteWatch;
+  /**
+   * Moves when a row a hot-path read (an op call's app, a delivery's webhook) joins may have
+   * changed: WriteWatch on SQLite, PgWriteWatch on PostgreSQL (unless `watch: false`).
+   */
+  watch?: ReadStamp;
   /** PostgreSQL: the connection pool's counts now (metrics); SQLite has one connection and no pool. */
   pool?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -27,6 +32,11 @@ export interface StoreOptions {
   log?: LogConfig;
   /** PostgreSQL: name repeated statements so they are prepared once per connection (default on). */
   prepare?: boolean;
+  /**
+   * PostgreSQL: keep a stamp for read caches, listening for other instances' changes on a
+   * connection of its own (default on; a one-off command such as a backup needs none).
+   */
+  watch?: boolean;
 }
 
 const INT8_OID = 20;
@@ -48,8 +58,19 @@ export function openStore(options: StoreOptions): Store {
     // the pool, after discarding that client; with no listener the emit would crash the process.
     // The next query simply opens a new connection, so there is nothing more to do here.
     pool.on("error", () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: options.prepare === false ? pool : withNamedStatements(pool) }), ...(options.log === undefined ? {} : { log: options.log }) });
-    return { db, dialect: "postgres", pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }), close: () => db.destroy() };
+    const watch = options.watch === false ? null : new PgWriteWatch(options.databaseUrl);
+    const hooked = withStatementHooks(pool, { prepare: options.prepare !== false, watch });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: hooked }), ...(options.log === undefined ? {} : { log: options.log }) });
+    return {
+      db,
+      dialect: "postgres",
+      ...(watch === null ? {} : { watch }),
+      pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      close: async () => {
+        await watch?.close();
+        await db.destroy();
+      },
+    };
   }
   // A new data directory is this user's alone (an existing one keeps the mode its owner chose).
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });

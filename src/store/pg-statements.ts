@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { PgWriteWatch } from "./caches/pg-write-watch.ts";
 
 // Kysely sends every query unnamed, so PostgreSQL parses and plans it on each run; for the
 // per-call reads and the KV write's statements that was more of the machine's CPU than the
@@ -14,15 +15,19 @@ const PLAN_CHANGED = "0A000";
 type Query = (...args: unknown[]) => unknown;
 
 /**
- * The pg pool as Kysely's PostgresDialect sees it, naming repeated statements (see above). Off
- * for connection poolers that hand one session's statements to another server connection
- * (PgBouncer in transaction mode before 1.21): `DATABASE_PREPARE=off`.
+ * The pg pool as Kysely's PostgresDialect sees it: with `prepare`, naming repeated statements
+ * (see above; off for connection poolers that hand one session's statements to another server
+ * connection, PgBouncer in transaction mode before 1.21: `DATABASE_PREPARE=off`); with `watch`,
+ * moving its stamp around every statement that may change a row the read caches join, before it
+ * runs and again once it, or the transaction it ran in, is over (PgWriteWatch).
  */
-export function withNamedStatements(pool: pg.Pool): pg.Pool {
+export function withStatementHooks(pool: pg.Pool, options: { prepare: boolean; watch: PgWriteWatch | null }): pg.Pool {
+  const { watch } = options;
   const seen = new Map<string, number>();
   const names = new Map<string, string | null>();
   const patched = new WeakSet<pg.PoolClient>();
   const nameOf = (text: string): string | null => {
+    if (!options.prepare) return null;
     const known = names.get(text);
     if (known !== undefined) return known;
     const count = (seen.get(text) ?? 0) + 1;
@@ -44,11 +49,9 @@ export function withNamedStatements(pool: pg.Pool): pg.Pool {
     const query = client.query.bind(client) as Query;
     // Kysely opens and ends transactions with plain statements on the same client.
     let inTransaction = false;
-    const named: Query = (text, values) => {
-      if (typeof text === "string") {
-        if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true;
-        else if (/^(commit|rollback)\b/i.test(text)) inTransaction = false;
-      }
+    // A statement of the open transaction moved the stamp: it moves again when that ends.
+    let movedInTransaction = false;
+    const run: Query = (text, values) => {
       const name = typeof text === "string" && Array.isArray(values) && values.length > 0 ? nameOf(text) : null;
       if (name === null) return values === undefined ? query(text) : query(text, values);
       return (query({ name, text, values }) as Promise<unknown>).catch((error: unknown) => {
@@ -60,7 +63,27 @@ export function withNamedStatements(pool: pg.Pool): pg.Pool {
         return query(text, values);
       });
     };
-    (client as unknown as { query: Query }).query = named;
+    const hooked: Query = (text, values) => {
+      if (typeof text !== "string") return run(text, values);
+      if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true;
+      // `rollback to savepoint` ends no transaction.
+      const ends = /^(commit|rollback)\b(?!\s+to\b)/i.test(text);
+      if (ends) inTransaction = false;
+      let after = false;
+      if (watch !== null && PgWriteWatch.moves(text)) {
+        watch.touch();
+        if (inTransaction) movedInTransaction = true;
+        else after = true;
+      }
+      if (ends && movedInTransaction) {
+        movedInTransaction = false;
+        after = true;
+      }
+      const result = run(text, values);
+      if (!after || watch === null) return result;
+      return (result as Promise<unknown>).finally(() => watch.touch());
+    };
+    (client as unknown as { query: Query }).query = hooked;
     return client;
   };
   return new Proxy(pool, {
@@ -70,4 +93,9 @@ export function withNamedStatements(pool: pg.Pool): pg.Pool {
       return typeof value === "function" ? (value as Query).bind(target) : value;
     },
   });
+}
+
+/** Named statements alone (see withStatementHooks). */
+export function withNamedStatements(pool: pg.Pool): pg.Pool {
+  return withStatementHooks(pool, { prepare: true, watch: null });
 }

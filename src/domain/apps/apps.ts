@@ -87,8 +87,11 @@ export class Apps {
     private readonly config: { readonly baseUrl: string },
     private readonly writes: GroupCommit,
     onListenerError: (error: unknown, event: AppEvent) => void,
-    /** SQLite: op calls' app reads, kept while nothing they join changed (null on PostgreSQL). */
-    private readonly readCache: StampedCache<AppWithTokenEpoch> | null = null,
+    /**
+     * Op calls' app reads: kept while nothing they join changed (`cache`, null for none), and on
+     * PostgreSQL those of one event-loop turn that miss read together (`batch`).
+     */
+    reads: { cache: StampedCache<AppWithTokenEpoch> | null; batch: boolean } = { cache: null, batch: false },
     /**
      * What the lifecycle hands work to, each built before it: bound pairings (create with
      * `pair: true`, claim), the build queue (writes that import npm packages), the staging of a
@@ -97,14 +100,16 @@ export class Apps {
     seams: { pairing?: PairingSeam; builds?: BuildSeam; staging?: StagingSeam; roles?: readonly RoleSource[] } = {},
   ) {
     this.events = new AppEvents(onListenerError);
+    this.readCache = reads.cache;
+    this.batchedReads = reads.batch ? new TurnBatch<AppWithTokenEpoch>((ids) => findAppsWithTokenEpoch(this.db, ids)) : null;
     this.pairing = seams.pairing ?? null;
     this.builds = seams.builds ?? null;
     this.staging = seams.staging ?? null;
     this.roleSources = seams.roles ?? [];
   }
 
-  /** Elsewhere (PostgreSQL): op calls read per call, those of one event-loop turn together. */
-  private readonly batchedReads = new TurnBatch<AppWithTokenEpoch>((ids) => findAppsWithTokenEpoch(this.db, ids));
+  private readonly readCache: StampedCache<AppWithTokenEpoch> | null;
+  private readonly batchedReads: TurnBatch<AppWithTokenEpoch> | null;
 
   /**
    * The source ready to store: as is when it imports no npm package, with its bundle's digest
@@ -160,16 +165,14 @@ export class Apps {
    */
   async getWithTokenEpoch(id: string): Promise<{ app: AppRecord | null; tokenEpoch: number | undefined }> {
     if (!UUID.test(id)) return { app: null, tokenEpoch: undefined };
-    const load = () => findAppWithTokenEpoch(this.db, id);
+    const batched = this.batchedReads;
+    const load = batched === null ? () => findAppWithTokenEpoch(this.db, id) : async () => (await batched.load(id)) ?? findAppWithTokenEpoch(this.db, id);
     // An absent app is not kept: its create would be an insert, which moves no stamp.
-    const { app, tokenEpoch } =
-      this.readCache === null
-        ? ((await this.batchedReads.load(id)) ?? { app: null, tokenEpoch: undefined })
-        : await this.readCache.read(id, load, (read) => (read.app === null ? null : recordBytes(read.app)));
+    const { app, tokenEpoch }: { app: AppRecord | null; tokenEpoch: number | undefined } = this.readCache === null ? await load() : await this.readCache.read(id, load, (read) => (read.app === null ? null : recordBytes(read.app)));
     return { app: this.live(app), tokenEpoch };
   }
 
-  /** What the op calls' read cache holds (SQLite), or null without one. */
+  /** What the op calls' read cache holds, or null without one. */
   readCacheFootprint(): { values: number; bytes: number } | null {
     return this.readCache?.footprint() ?? null;
   }

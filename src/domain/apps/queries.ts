@@ -31,9 +31,13 @@ export interface AppRecord {
   copiedFrom: string | null;
   createdAt: number;
   updatedAt: number;
-  /** Bumped by every committed write of the app's values on PostgreSQL (migration 020); 0 on SQLite. */
+  /**
+   * Bumped by every committed write of the app's values on PostgreSQL (migration 020); 0 on
+   * SQLite. As of the read: an op call's app may be a cached read, so the runtime reads the
+   * version and usage it acts on itself (AppStorage.seenUsage).
+   */
   dataVersion: number;
-  /** Bytes the app's values take, read with `dataVersion` from the same row (write-behind room on PostgreSQL). */
+  /** Bytes the app's values take, read with `dataVersion` from the same row. */
   storedBytes: number;
   /**
    * The owning account's plan and age and the version of the app's secrets scope, read in the

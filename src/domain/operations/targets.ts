@@ -34,8 +34,6 @@ export class Targets {
       plan: account?.plan ?? "free",
       // Secrets belong to claimed apps only; the version is part of the isolate's identity.
       secretsVersion: account?.secretsVersion ?? 0,
-      dataVersion: app.dataVersion,
-      storedBytes: app.storedBytes,
       lane: laneOf(account, this.clock.now()),
       ownerId: owner,
     };

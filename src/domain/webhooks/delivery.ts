@@ -61,7 +61,7 @@ export class WebhookDelivery {
     private readonly clock: Clock,
     private readonly runner: AppRunner,
     private readonly log: DeliveryLog,
-    /** SQLite: targets kept while nothing they join changed (null on PostgreSQL). */
+    /** Targets kept while nothing they join changed (null for none). */
     private readonly targets: StampedCache<DeliveryTarget | null> | null = null,
   ) {}
 

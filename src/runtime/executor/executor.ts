@@ -164,13 +164,15 @@ export class Executor {
    * be held: its writes up to that size commit with its result instead of one by one.
    */
   async invoke(call: ExecutorCall): Promise<ExecutorOutcome> {
-    // Another instance wrote the app's values since this one last looked: its cached reads go
-    // (the drop rides on this call's own frame, so before the op runs).
-    if (!this.storage.soleWriter && call.dataVersion !== undefined && (await this.storage.dataVersions.check(call.appId, call.dataVersion))) this.dropCachedReads(call.appId);
     const invocation = this.invocations.get(call.headers["x-svc-invocation"]);
+    const kv = invocation !== undefined && invocation.caps.has("kv");
+    // PostgreSQL: the app's data version as it stands now (its row may be a cached read), for an
+    // app whose code can read its values. Another instance wrote them since this one last
+    // looked: its cached reads go (the drop rides on this call's own frame, so before the op runs).
+    const seen = !this.storage.soleWriter && kv ? await this.storage.seenUsage(call.appId) : undefined;
+    if (seen !== undefined && (await this.storage.dataVersions.check(call.appId, seen.version))) this.dropCachedReads(call.appId);
     // A visitor's writes go to their own store, one by one: no room of the app's is held for them.
-    if (invocation === undefined || invocation.access !== "write" || !invocation.caps.has("kv") || invocation.visitor !== undefined) return this.pool.invoke(call);
-    const seen = call.dataVersion === undefined || call.storedBytes === undefined ? undefined : { version: call.dataVersion, used: call.storedBytes };
+    if (invocation === undefined || invocation.access !== "write" || !kv || invocation.visitor !== undefined) return this.pool.invoke(call);
     const lease = this.storage.lease(invocation.appId, WRITE_BEHIND_BYTES, seen);
     if (lease === null) return this.pool.invoke(call);
     invocation.lease = lease;

@@ -61,10 +61,6 @@ export interface ExecutorCall {
   revision: number;
   /** Bumped when the app's secrets change, so the next call gets a fresh isolate (issue 5). */
   secretsVersion: number;
-  /** The app's data version as the call read it with the app (PostgreSQL; see DataVersions). */
-  dataVersion?: number;
-  /** The app's bytes used, read with `dataVersion` (PostgreSQL: the room write-behind may hold). */
-  storedBytes?: number;
   caps: readonly Capability[];
   op: string;
   /** The `x-svc-*` headers of DECISIONS §4, invocation id included. */

@@ -23,10 +23,6 @@ export interface AppRecord {
   plan?: Plan;
   /** Changes when the app's secrets change (issue 5); part of the isolate's identity. */
   secretsVersion?: number;
-  /** Bumped by every write of the app's values on PostgreSQL: tells the executor's read cache another instance wrote. */
-  dataVersion?: number;
-  /** The app's bytes used, read with `dataVersion` (PostgreSQL write-behind room). */
-  storedBytes?: number;
   /** Free (unclaimed) apps run apart from claimed ones; claimed when omitted. */
   lane?: Lane;
   /** The owning account, for the executor's per-account quarantine; null while unclaimed. */
@@ -182,8 +178,6 @@ export class Operations {
     try {
       outcome = await this.executor.invoke({
         ...isolateOf(app),
-        ...(app.dataVersion === undefined ? {} : { dataVersion: app.dataVersion }),
-        ...(app.storedBytes === undefined ? {} : { storedBytes: app.storedBytes }),
         caps,
         op,
         headers: {

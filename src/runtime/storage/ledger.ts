@@ -34,8 +34,9 @@ export interface SeenUsage {
  * - A sole writer (the SQLite store): each write's check, which runs under the store's single
  *   write transaction, records the total it leaves, so a lease is granted against the same order
  *   of events the checks see, and a write is never refused for room its lease held.
- * - PostgreSQL: the usage an op call read with its app row (`SeenUsage`, a consistent pair from
- *   one row) or that this instance's own write answered, whichever has the newer data version.
+ * - PostgreSQL: the usage an op call read as it began (`SeenUsage`, a consistent pair from one
+ *   row, AppStorage.seenUsage) or that this instance's own write answered, whichever has the
+ *   newer data version.
  *   This instance's own writes leave its leases' room free (`heldBesides`, passed to the store's
  *   check as a lower cap), but another instance may fill the room meanwhile: that write then
  *   fails at the op's end rather than at its set() (src/executor/README.md, write-behind).
@@ -52,7 +53,7 @@ export class UsageLedger {
 
   /**
    * Up to `max` bytes of the app's room, or null when there is none or usage is not known yet.
-   * `seen` is the usage the call read with its app's row; without it, PostgreSQL grants none.
+   * `seen` is the usage the call read as it began; without it, PostgreSQL grants none.
    */
   lease(appId: string, max: number, seen?: SeenUsage): WriteLease | null {
     if (!this.soleWriter) {

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
-import { ensureUsageRow, lockForWrite, PreparedQuery, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { ensureUsageRow, lockForWrite, PreparedQuery, TurnBatch, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
@@ -60,6 +60,8 @@ export class AppStorage {
   private readonly batcher: WriteBatcher<{ appId: string; version: number }[]>;
   private readonly ledger: UsageLedger;
   private readonly kvSets: KvSetBatch;
+  /** PostgreSQL: the op calls of one turn read their apps' usage rows together (seenUsage). */
+  private readonly usageRows: TurnBatch<SeenUsage>;
   private readonly changeHooks: ((appId: string, key: string) => void)[] = [];
   // The queries every KV call of an op runs, compiled once for this store (see PreparedQuery).
   private readonly q = {
@@ -95,6 +97,20 @@ export class AppStorage {
     this.soleWriter = store.dialect === "sqlite";
     this.ledger = new UsageLedger(this.soleWriter, (appId) => this.usage(appId));
     this.kvSets = new KvSetBatch(store, clock);
+    this.usageRows = new TurnBatch(async (appIds) => {
+      const rows = await store.db.selectFrom("app_storage_usage").select(["app_id", "bytes", "data_version"]).where(sql<boolean>`app_id = any(${appIds}::text[])`).execute();
+      return new Map(rows.map((row) => [row.app_id, { used: Number(row.bytes), version: Number(row.data_version) }]));
+    });
+  }
+
+  /**
+   * PostgreSQL: the app's usage and data version as they stand now, for a call about to run code
+   * that imports KV. Read per call, not with the app's row: that row may be a cached read (kept
+   * until a watched row changes, and values are not watched), while a write another instance
+   * acknowledged must reach this call's reads (DataVersions) and room (UsageLedger).
+   */
+  async seenUsage(appId: string): Promise<SeenUsage> {
+    return (await this.usageRows.load(appId)) ?? { used: 0, version: 0 };
   }
 
   /**

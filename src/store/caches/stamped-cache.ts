@@ -1,4 +1,3 @@
-import type { WriteWatch } from "./write-watch.ts";
 
 // Past this many (estimated) bytes the oldest reads are forgotten; a miss costs one query, as
 // with no cache. A manifest may be a good part of a 256 KiB module: a count alone would let
@@ -6,11 +5,21 @@ import type { WriteWatch } from "./write-watch.ts";
 const MAX_BYTES = 32 * 1024 * 1024;
 
 /**
- * Hot-path reads of a SQLite store, each kept while the store's WriteWatch stamp stands: any
- * write that may change a row they join, here or through another connection, moves the stamp
- * and the next read goes to the database. So a reader sees every committed change as it would
- * without the cache (a revoked token, a new revision, a plan, a rotated webhook secret), while
- * steady traffic skips the query. PostgreSQL has none: other instances write there.
+ * What a cache is kept under: a value that differs from every earlier one once a row its reads
+ * join may have changed, or null when that cannot be told now (then nothing is kept or trusted).
+ * Taken before a read, so a value is never labelled newer than it is.
+ */
+export interface ReadStamp {
+  stamp(): string | null;
+}
+
+/**
+ * Hot-path reads, each kept while the store's stamp stands (WriteWatch on SQLite, PgWriteWatch on
+ * PostgreSQL): any write that may change a row they join, here or through another connection or
+ * instance, moves the stamp and the next read goes to the database. So a reader sees every
+ * committed change as it would without the cache (a revoked token, a new revision, a plan, a
+ * rotated webhook secret), on PostgreSQL within PgWriteWatch's bound for another instance's,
+ * while steady traffic skips the query.
  *
  * Values handed out are shared by the reads that hit, so they are frozen, all the way down.
  */
@@ -18,7 +27,7 @@ export class StampedCache<V> {
   private readonly entries = new Map<string, { stamp: string; value: V; bytes: number }>();
   private bytes = 0;
 
-  constructor(private readonly watch: WriteWatch) {}
+  constructor(private readonly watch: ReadStamp) {}
 
   /** What it holds: values, and their weight in bytes (at most 32 MiB). */
   footprint(): { values: number; bytes: number } {

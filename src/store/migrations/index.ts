@@ -29,6 +29,7 @@ import * as m026 from "./026-operators.ts";
 import * as m027 from "./027-oauth.ts";
 import * as m028 from "./028-domains.ts";
 import * as m029 from "./029-visitor-kv.ts";
+import * as m030 from "./030-cache-notify.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -66,6 +67,7 @@ const steps: Record<string, Step> = {
   "027-oauth": m027,
   "028-domains": m028,
   "029-visitor-kv": m029,
+  "030-cache-notify": m030,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -6,6 +6,8 @@ export interface StorageBackend {
   readonly soleWriter: boolean;
   /** Where other instances write too: whether an app's cached reads are outdated. */
   readonly dataVersions: Pick<DataVersions, "check">;
+  /** Where other instances write too: an app's usage and data version as they stand now. */
+  seenUsage(appId: string): Promise<SeenUsage>;
   /** Room held for one op's writes (see AppStorage.lease); null when none can be held. */
   lease(appId: string, max: number, seen?: SeenUsage): WriteLease | null;
   kvGet(appId: string, key: string): Promise<string | null>;
