@@ -78,10 +78,15 @@ describe("executor: verdicts", () => {
 });
 
 describe("executor: first calls", () => {
-  it("a revision graduates after its calls are answered; a newer one starts over; an older call counts for nothing", () => {
+  it("a revision graduates after its calls are answered and its lane has built it; a newer one starts over; an older call counts for nothing", () => {
     const first = new FirstCalls(3);
     expect(first.graduated("a", 1)).toBe(false);
     expect([first.answered("a", 1), first.answered("a", 1), first.answered("a", 1)]).toEqual([false, false, true]);
+    // Its calls stay where its isolate is until the lane's warm-up is over (they would wait for that build).
+    expect(first.graduated("a", 1)).toBe(false);
+    first.built("a", 2);
+    expect(first.graduated("a", 1)).toBe(false);
+    first.built("a", 1);
     expect(first.graduated("a", 1)).toBe(true);
     expect(first.answered("a", 1)).toBe(false);
     expect(first.answered("a", 2)).toBe(false);

@@ -2,12 +2,14 @@
  * Which apps' code has proven itself here. A new app's, or a new revision's, first calls run on
  * processes of their own (the pool's `fresh` slots), beside other code in the same state, so a
  * fresh app that loops costs only apps that are as new as it is; once `callsToGraduate` of that
- * revision's calls have been answered within budget, its calls go to its lane's processes.
+ * revision's calls have been answered within budget and its isolate has been built on its lane
+ * (the pool warms it there at graduation: the call that came while it was being built used to
+ * wait for the build, ~5 ms), its calls go to its lane's processes.
  * In memory per instance: after a restart every app proves itself again (a few calls each).
  */
 export class FirstCalls {
-  /** App id → the newest revision seen and how many of its calls were answered. */
-  private readonly apps = new Map<string, { revision: number; answered: number }>();
+  /** App id → the newest revision seen, how many of its calls were answered, and whether its lane has it built. */
+  private readonly apps = new Map<string, { revision: number; answered: number; built: boolean }>();
 
   constructor(
     private readonly callsToGraduate: number,
@@ -17,7 +19,13 @@ export class FirstCalls {
   /** Whether calls of this revision go to the lane's processes. */
   graduated(appId: string, revision: number): boolean {
     const entry = this.apps.get(appId);
-    return entry !== undefined && entry.revision === revision && entry.answered >= this.callsToGraduate;
+    return entry !== undefined && entry.revision === revision && entry.answered >= this.callsToGraduate && entry.built;
+  }
+
+  /** The revision's warm-up on its lane is over (built, or failed: its next call there reports it). */
+  built(appId: string, revision: number): void {
+    const entry = this.apps.get(appId);
+    if (entry?.revision === revision) entry.built = true;
   }
 
   /**
@@ -42,9 +50,9 @@ export class FirstCalls {
   }
 
   /** The app's count for `revision`, begun afresh for a newer one; null for an older one. */
-  private entry(appId: string, revision: number): { revision: number; answered: number } | null {
+  private entry(appId: string, revision: number): { revision: number; answered: number; built: boolean } | null {
     let entry = this.apps.get(appId);
-    if (entry === undefined || revision > entry.revision) entry = { revision, answered: 0 };
+    if (entry === undefined || revision > entry.revision) entry = { revision, answered: 0, built: false };
     else if (revision < entry.revision) return null;
     this.apps.delete(appId);
     this.apps.set(appId, entry);

@@ -95,7 +95,6 @@ export class ExecutorPool {
     this.timer = setInterval(() => this.tick(), this.o.pingIntervalMs);
     this.timer.unref();
   }
-
   /**
    * True when every lane has its processes live or coming back. A process restarting after a
    * fault is the pool working as meant: were that "unhealthy", any anonymous app could make a
@@ -148,20 +147,24 @@ export class ExecutorPool {
    * Where a call runs: its app's trial group, or a group of its own while on parole (court.ts);
    * the fresh processes while its code has not proven itself (FirstCalls); else its lane's.
    */
-  private placement(call: Pick<ExecutorCall, "appId" | "revision" | "lane" | "staged">): { slot: Slot; trial: Trial | undefined } {
+  private placement(call: Pick<ExecutorCall, "appId" | "revision" | "lane" | "staged" | "graduating">): { slot: Slot; trial: Trial | undefined } {
     const trial = this.court.trialOf(call.appId, performance.now());
     if (trial !== undefined) return { slot: this.trialSlot(trial), trial };
-    const proven = call.staged === undefined && this.firstCalls.graduated(call.appId, call.revision);
+    const proven = call.staged === undefined && (call.graduating === true || this.firstCalls.graduated(call.appId, call.revision));
     const lanes = this.fresh === null || proven ? this.lanes : this.fresh;
     return { slot: placeFor(lanes[call.lane ?? "claimed"], call.appId), trial };
   }
 
-  /** After a call of new code answered within budget: its app may have graduated (then warmed where its calls go next). */
+  /**
+   * After a call of new code answered within budget: its app may have graduated, and is then warmed
+   * on its lane, where its calls go once that is built. Not at once: begun as this answer went
+   * out, the warm-up's first steps (reading the code) cost that answer ~2 ms (bench publish row).
+   */
   private answered(call: ExecutorCall): void {
     if (call.warm === true || call.staged !== undefined || !this.firstCalls.answered(call.appId, call.revision) || this.fresh === null) return;
     this.onEvent({ type: "graduated", appId: call.appId, revision: call.revision });
     const { allowance: _, access: __, ...isolate } = call;
-    void this.invoke({ ...isolate, op: "", headers: {}, body: "", warm: true }).catch(() => undefined);
+    setTimeout(() => void this.invoke({ ...isolate, op: "", headers: {}, body: "", warm: true, graduating: true }).finally(() => this.firstCalls.built(call.appId, call.revision)).catch(() => undefined), 20);
   }
 
   private trialSlot(trial: Trial): Slot {
@@ -461,10 +464,7 @@ export class ExecutorPool {
     for (const key of member.isolates.victims(capacity, idleBefore, atMost)) {
       const done = member.channel
         .evict(key, this.o.pingTimeoutMs)
-        .then(
-          () => undefined,
-          () => undefined,
-        )
+        .catch(() => undefined)
         .finally(() => {
           member.isolates.evicting.delete(key);
           member.isolates.forget(key);

@@ -87,6 +87,8 @@ export interface ExecutorCall {
   staged?: { key: string; code: CodeBundle; seq: number };
   /** A warm-up that may take over the isolate staged under this key (see Executor.stage). */
   adopt?: string;
+  /** The pool's own warm-up of a revision that has just proven itself: built on its lane's process. */
+  graduating?: boolean;
 }
 
 export type ExecutorOutcome = (

@@ -67,6 +67,8 @@ export class AppStorage {
   private readonly q = {
     kvGet: new PreparedQuery(2, (db, appId: string, key: string) => db.selectFrom("app_kv").select("value").where("app_id", "=", appId).where("key", "=", key)),
     usage: new PreparedQuery(1, (db, appId: string) => db.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId)),
+    // PostgreSQL only (seenUsage): one text for any number of apps, prepared once per connection.
+    usageRows: new PreparedQuery(1, (db, appIds: string[]) => db.selectFrom("app_storage_usage").select(["app_id", "bytes", "data_version"]).where(sql<boolean>`app_id = any(${appIds}::text[])`)),
     addUsage: new PreparedQuery(2, (db, delta: number, appId: string) =>
       db
         .updateTable("app_storage_usage")
@@ -98,7 +100,7 @@ export class AppStorage {
     this.ledger = new UsageLedger(this.soleWriter, (appId) => this.usage(appId));
     this.kvSets = new KvSetBatch(store, clock);
     this.usageRows = new TurnBatch(async (appIds) => {
-      const rows = await store.db.selectFrom("app_storage_usage").select(["app_id", "bytes", "data_version"]).where(sql<boolean>`app_id = any(${appIds}::text[])`).execute();
+      const rows = (await this.q.usageRows.execute(store.db, appIds)).rows;
       return new Map(rows.map((row) => [row.app_id, { used: Number(row.bytes), version: Number(row.data_version) }]));
     });
   }
