@@ -37,6 +37,9 @@ export default { async fetch(request, env) {
     // Past its first calls on both instances (the executor's processes for new code), so every
     // call below runs on the process its reads are cached in.
     for (const on of [a, b]) for (let i = 0; i < 4; i++) await call(on, "get", { k: "warm" });
+    // And moved there: once the lane's process has the isolate built, a few ms after the third call.
+    const lane = (on: TestServer) => on.ctx.executor.pool.processOf(app.id, "free", 1) === on.ctx.executor.pool.processOf(app.id, "free");
+    for (const on of [a, b]) await within(2000, () => Promise.resolve(lane(on)), (moved) => moved);
   });
   afterAll(async () => {
     await b?.close();

@@ -44,12 +44,9 @@ export interface Harness {
   events: PoolEvent[];
   /** The first pool event from now on that `matches`. */
   nextEvent(matches: (event: PoolEvent) => boolean): Promise<PoolEvent>;
-  /**
-   * Calls an op as the owner over http; returns the value or throws the ApiError. The app's data
-   * version and bytes used are read first (`usageOf`), unless the record carries them.
-   */
+  /** Calls an op as the owner over http; returns the value or throws the ApiError. */
   call(app: AppRecord, op: string, input?: unknown, extra?: Partial<OperationCall>): Promise<unknown>;
-  /** The app's data version and bytes used, as the op route reads them with the app's row (0 before any write). */
+  /** The app's data version and bytes used, as they stand (0 before any write). */
   usageOf(appId: string): Promise<{ dataVersion: number; storedBytes: number }>;
   /** Stops the executor and starts a fresh one on the same store. */
   restart(): Promise<void>;
@@ -107,7 +104,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     executor: await boot(),
     ops: undefined as unknown as Operations,
     async call(app, op, input, extra) {
-      return h.ops.call({ app: { ...(await h.usageOf(app.id)), ...app }, role: "owner", op, input, trigger: "http", userId: "user-1", ...extra });
+      return h.ops.call({ app, role: "owner", op, input, trigger: "http", userId: "user-1", ...extra });
     },
     async usageOf(appId) {
       const usage = await store.db.selectFrom("app_storage_usage").select(["bytes", "data_version"]).where("app_id", "=", appId).executeTakeFirst();

@@ -11,8 +11,8 @@ const module = appModule({
 });
 const manifest = { routes: { fill: {} }, capabilities: { imports: ["svc:storage/kv@1.0"] } };
 
-// PostgreSQL write-behind holds room in an app's cap from the usage the call read with its app
-// (UsageLedger). Another instance may fill that room before the op's writes commit: the cap must
+// PostgreSQL write-behind holds room in an app's cap from the usage the call read as it began
+// (UsageLedger, AppStorage.seenUsage). Another instance may fill that room before the op's writes commit: the cap must
 // still hold, to the byte, and the op must fail with the refusal (storage_full) rather than report writes that did not happen.
 (reachable ? describe : describe.skip)(`hostile: write-behind room taken by another instance${reachable ? "" : " — SKIPPED: PostgreSQL unreachable"}`, () => {
   let h: Harness;
@@ -36,10 +36,18 @@ const manifest = { routes: { fill: {} }, capabilities: { imports: ["svc:storage/
     await other.kvSet(app.id, "filler", JSON.stringify("f".repeat(APP_CAP_BYTES - used - 100 - 2)));
     expect(await other.usage(app.id)).toBe(APP_CAP_BYTES - 100);
 
-    const error = await h.call({ ...app, ...before }, "fill", { n: 1000 }).then(
-      () => null,
-      (e: unknown) => e,
-    );
+    // This call read the usage before the other instance's writes (AppStorage.seenUsage).
+    const seenUsage = h.storage.seenUsage.bind(h.storage);
+    h.storage.seenUsage = () => Promise.resolve({ used: before.storedBytes, version: before.dataVersion });
+    const error = await h
+      .call(app, "fill", { n: 1000 })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      )
+      .finally(() => {
+        h.storage.seenUsage = seenUsage;
+      });
     expect(error).toBeInstanceOf(ApiError);
     // The op answers the refusal its writes met at commit, not a value built on them.
     expect((error as ApiError).status).toBe(413);

@@ -1,3 +1,6 @@
+// How long after the proving call's answer its warm-up on the lane begins (see promote).
+const PROMOTE_AFTER_MS = 20;
+
 /**
  * Which apps' code has proven itself here. A new app's, or a new revision's, first calls run on
  * processes of their own (the pool's `fresh` slots), beside other code in the same state, so a
@@ -20,6 +23,19 @@ export class FirstCalls {
   graduated(appId: string, revision: number): boolean {
     const entry = this.apps.get(appId);
     return entry !== undefined && entry.revision === revision && entry.answered >= this.callsToGraduate && entry.built;
+  }
+
+  /**
+   * The revision has just proven itself: `warm` builds it on its lane, then its calls go there and
+   * `graduated` is told. Not at once: begun as the proving call's answer went out, the warm-up's
+   * first steps (reading the code) cost that answer ~2 ms (bench publish row).
+   */
+  promote(appId: string, revision: number, warm: () => Promise<unknown>, graduated: () => void): void {
+    const built = () => {
+      this.built(appId, revision);
+      graduated();
+    };
+    setTimeout(() => void warm().then(built, built), PROMOTE_AFTER_MS).unref();
   }
 
   /** The revision's warm-up on its lane is over (built, or failed: its next call there reports it). */

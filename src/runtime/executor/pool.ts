@@ -155,16 +155,12 @@ export class ExecutorPool {
     return { slot: placeFor(lanes[call.lane ?? "claimed"], call.appId), trial };
   }
 
-  /**
-   * After a call of new code answered within budget: its app may have graduated, and is then warmed
-   * on its lane, where its calls go once that is built. Not at once: begun as this answer went
-   * out, the warm-up's first steps (reading the code) cost that answer ~2 ms (bench publish row).
-   */
+  /** After a call of new code answered within budget: its app may have proven itself, and then moves to its lane (FirstCalls.promote). */
   private answered(call: ExecutorCall): void {
     if (call.warm === true || call.staged !== undefined || !this.firstCalls.answered(call.appId, call.revision) || this.fresh === null) return;
-    this.onEvent({ type: "graduated", appId: call.appId, revision: call.revision });
     const { allowance: _, access: __, ...isolate } = call;
-    setTimeout(() => void this.invoke({ ...isolate, op: "", headers: {}, body: "", warm: true, graduating: true }).finally(() => this.firstCalls.built(call.appId, call.revision)).catch(() => undefined), 20);
+    const warm = () => this.invoke({ ...isolate, op: "", headers: {}, body: "", warm: true, graduating: true });
+    this.firstCalls.promote(call.appId, call.revision, warm, () => this.onEvent({ type: "graduated", appId: call.appId, revision: call.revision }));
   }
 
   private trialSlot(trial: Trial): Slot {
