@@ -44,6 +44,7 @@ import { Feedback } from "./domain/app-page/feedback.ts";
 import { FeedbackReplies } from "./domain/app-page/feedback-reply.ts";
 import { RenderTokens } from "./domain/app-page/render-tokens.ts";
 import { openBlobStore } from "./blobs/open.ts";
+import { ContentObjects } from "./blobs/objects.ts";
 import { pgLiveTransport } from "./domain/events/pg-transport.ts";
 import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
 import { AppLogs, pgLogTransport } from "./domain/logs/index.ts";
@@ -117,6 +118,9 @@ export async function createContext(deps: AppDeps): Promise<Services> {
         });
   // Before anything starts processes or connections: a bucket that cannot be reached fails here.
   const blobs = await openBlobStore(deps.config.blobStore);
+  // With S3, app blob values, captured blobs and bundles are objects there; with files they stay
+  // in their rows, as the database already keeps them beside those files (backups take both).
+  const objects = deps.config.blobStore.kind === "s3" ? new ContentObjects(db, blobs, clock) : null;
   const live = new LiveEvents();
   // Several instances share PostgreSQL: live events travel between them through NOTIFY. Set up
   // before the executor starts, so a failure here leaves no child process behind.
@@ -145,7 +149,8 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     dataDir: deps.config.dataDir,
     baseUrl: deps.config.baseUrl,
     processes: { claimed: deps.config.executors, free: deps.config.freeExecutors, fresh: deps.config.newExecutors },
-    code: appCodeSource(db),
+    code: appCodeSource(db, objects),
+    objects,
     secrets: secretsSource,
     diag,
     activity,
@@ -213,11 +218,11 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const teams = new Teams(db, clock, users, () => deps.config.baseUrl);
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
-  const snapshots = new Snapshots(db, deps.store.dialect, clock, apps, storage);
+  const snapshots = new Snapshots(db, deps.store.dialect, clock, apps, storage, objects);
   const versions = new Versions(db, apps, secrets, snapshots, () => deps.config.baseUrl);
   const templates = new Templates(db, clock, apps, assets, () => deps.config.baseUrl);
-  const copies = new Copies(db, clock, apps, assets, secrets, templates, buildQueue, () => deps.config.baseUrl);
-  const builds = new Builds(db, clock, apps, buildQueue, (input) => copies.publishBuilt(input), deps.config, () => deps.config.baseUrl, log, deps.background !== false);
+  const copies = new Copies(db, clock, apps, assets, secrets, templates, buildQueue, () => deps.config.baseUrl, objects);
+  const builds = new Builds(db, clock, apps, buildQueue, (input) => copies.publishBuilt(input), deps.config, () => deps.config.baseUrl, log, deps.background !== false, objects);
   apps.events.on(async (event) => {
     if (event.type === "deleted") await builds.cancelForApp(event.appId);
   });
@@ -253,6 +258,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     idempotency: new Idempotency(db, clock),
     versions,
     snapshots,
+    objects,
     copies,
     templates,
     shares,
@@ -315,16 +321,23 @@ function appSecrets(db: Kysely<Database>, clock: Clock, secrets: Secrets): Secre
   };
 }
 
+/** A bundle kept as an object (S3); a row naming one needs the store it is in. */
+async function objectText(objects: ContentObjects | null, hash: string): Promise<string> {
+  if (objects === null) throw new Error(`bundle object ${hash} is in an S3 blob store, and none is configured`);
+  return (await objects.get(hash)).toString("utf8");
+}
+
 /** The executor loads code by (app, revision) from the kept revisions (see appCode). */
-function appCodeSource(db: Kysely<Database>): CodeSource {
+function appCodeSource(db: Kysely<Database>, objects: ContentObjects | null): CodeSource {
   return {
     async load(appId, revision) {
       const code = await findVersion(db, appId, revision);
       if (code === null) return null;
       if (code.buildDigest === null) return appCode(code.module, code.manifest);
-      const bundle = await db.selectFrom("build_bundles").select(["bundle", "node_builtins"]).where("input_digest", "=", code.buildDigest).executeTakeFirst();
+      const bundle = await db.selectFrom("build_bundles").select(["bundle", "object_hash", "node_builtins"]).where("input_digest", "=", code.buildDigest).executeTakeFirst();
       if (bundle === undefined) throw new Error(`the bundle ${code.buildDigest} of revision ${revision} of app ${appId} is missing`);
-      return appCode(code.module, code.manifest, { module: bundle.bundle, nodeBuiltins: Number(bundle.node_builtins) > 0 });
+      const text = bundle.object_hash === null ? bundle.bundle : await objectText(objects, bundle.object_hash);
+      return appCode(code.module, code.manifest, { module: text, nodeBuiltins: Number(bundle.node_builtins) > 0 });
     },
   };
 }

@@ -24,6 +24,7 @@ import type { Secrets } from "./domain/secrets/secrets.ts";
 import type { ShareLinks } from "./domain/shares/links.ts";
 import type { Shares } from "./domain/shares/shares.ts";
 import type { Snapshots } from "./domain/snapshots/snapshots.ts";
+import type { ContentObjects } from "./blobs/objects.ts";
 import type { TeamExposure } from "./domain/teams/exposure.ts";
 import type { TeamInvitations } from "./domain/teams/invitations.ts";
 import type { Teams } from "./domain/teams/teams.ts";
@@ -130,6 +131,8 @@ export interface Services {
   copies: Copies;
   /** Captures of an app's KV and blobs, restored with a revision's code (content-addressed). */
   snapshots: Snapshots;
+  /** S3 as the blob store: blob values, captured blobs and bundles as objects there; null otherwise. */
+  objects: ContentObjects | null;
   /** Builds of modules that import npm packages: accepted from writes, run from the builds table. */
   builds: Builds;
   /** The first answer to each Idempotency-Key of app writes, replayed for 24 hours. */

@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from "../config/clock.ts";
 import type { Store } from "../store/index.ts";
+import type { ContentObjects } from "../blobs/objects.ts";
 import { Executor, type ExecutorTuning } from "./executor/executor.ts";
 import type { LogSink, SecretsSource } from "./executor/internal-api/backends.ts";
 import type { PoolEvent } from "./executor/pool.ts";
@@ -41,6 +42,8 @@ export interface RuntimeDeps {
   processes: { claimed: number; free: number; fresh: number };
   code: CodeSource;
   secrets: SecretsSource;
+  /** S3 as the blob store: app blob values are objects there (blobs/objects.ts); none keeps them in their rows. */
+  objects?: ContentObjects | null;
   /** A failed op's message and stack, and the app's `env.LOG` lines. */
   diag: DiagSink & LogSink;
   activity: ActivitySink;
@@ -71,7 +74,7 @@ export interface Runtime {
 
 /** Opens app storage and starts the executor's processes; close() stops them. */
 export async function createRuntime(deps: RuntimeDeps): Promise<Runtime> {
-  const storage = new AppStorage(deps.store, deps.clock);
+  const storage = new AppStorage(deps.store, deps.clock, deps.objects ?? null);
   const visitors = new VisitorKv(deps.store, deps.clock);
   const executor = await Executor.start({
     dataDir: deps.dataDir,

@@ -22,6 +22,8 @@ export interface JobDeps {
   oauth: { grants: Sweeps };
   domains: { recheck(): Promise<unknown> };
   visitors: Sweeps;
+  /** S3 only: objects nothing refers to any more. */
+  objects: Sweeps | null;
 }
 
 /** How often due routines are looked for; a routine runs at most this late. */
@@ -33,7 +35,7 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
  * snapshot refers to, such as those of deleted apps; the audit log and abuse reports a year; the
  * authorization server's codes, tokens and grants once expired; custom domains' visitors' stores
- * idle a year).
+ * idle a year; with S3, blob objects nothing refers to, an hour after their last touch).
  */
 export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
@@ -50,4 +52,6 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "visitor-store-sweep", everyMs: HOUR, run: () => ctx.visitors.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "oauth-sweep", everyMs: HOUR, run: () => ctx.oauth.grants.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
+  const { objects } = ctx;
+  if (objects !== null) ctx.scheduler.add({ name: "object-sweep", everyMs: HOUR, run: () => objects.sweep().then(() => undefined) });
 }

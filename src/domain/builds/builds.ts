@@ -15,6 +15,7 @@ import { Registry, sha512Of } from "./registry.ts";
 import type { BuildQueue } from "./queue.ts";
 import { BuildRunner, type CopyPublisher } from "./runner.ts";
 import { buildStatus, INSPECTION_MS, type BuildStatus } from "./status.ts";
+import type { ContentObjects } from "../../blobs/objects.ts";
 
 /** The longest a request may hold its connection for `Prefer: wait=N`. */
 export const MAX_WAIT_SECONDS = 60;
@@ -51,11 +52,13 @@ export class Builds {
     private readonly baseUrl: () => string,
     log: Logger,
     poll: boolean,
+    /** S3: bundles are objects there, their rows holding only the hash (null: the bundle in its row). */
+    objects: ContentObjects | null = null,
   ) {
     this.settledEvents.setMaxListeners(0);
     const registry = new Registry({ url: config.npm.registryUrl, minReleaseAgeMs: config.npm.minReleaseAgeMs, ...(config.npm.token === null ? {} : { token: config.npm.token }) });
     const pipeline = new BuildPipeline(registry, config.dataDir);
-    this.runner = new BuildRunner(db, clock, apps, pipeline, { leaseMs: config.buildLeaseMs, retryMs: config.buildRetryMs, poll }, log, (id) => this.settledEvents.emit(id), copyPublisher);
+    this.runner = new BuildRunner(db, clock, apps, pipeline, { leaseMs: config.buildLeaseMs, retryMs: config.buildRetryMs, poll }, log, (id) => this.settledEvents.emit(id), copyPublisher, objects);
     queue.onAccepted(() => this.runner.kick());
   }
 

@@ -14,6 +14,7 @@ import { lockDigest, type BuildPipeline, type Stage } from "./pipeline.ts";
 import { claimNext, nextClaimableAt, publishedRevision, updateHeld, type BuildRow } from "./queries.ts";
 import type { DirectLock } from "./resolve.ts";
 import { QUEUE_DEADLINE_MS } from "./status.ts";
+import type { ContentObjects } from "../../blobs/objects.ts";
 
 /** Tries per build while the registry cannot be reached; then the build fails with that error. */
 export const MAX_ATTEMPTS = 3;
@@ -58,6 +59,8 @@ export class BuildRunner {
     private readonly settled: (buildId: string) => void,
     /** Publishes a copy's build, with the data the copy carries over (Copies.publishBuilt). */
     private readonly copyPublisher: CopyPublisher | null = null,
+    /** S3: the bundle goes there as an object before its row commits (null: in the row). */
+    private readonly objects: ContentObjects | null = null,
   ) {}
 
   start(): void {
@@ -169,11 +172,13 @@ export class BuildRunner {
       const prior = row.prior_lock === null ? {} : (JSON.parse(row.prior_lock) as DirectLock);
       const output = await this.pipeline.run(row.module, prior, this.clock.now(), stage);
       direct = output.direct;
+      const objectHash = this.objects === null ? null : await this.objects.put(output.bundle);
       await this.db
         .insertInto("build_bundles")
         .values({
           input_digest: row.input_digest,
-          bundle: output.bundle,
+          bundle: objectHash === null ? output.bundle : "",
+          object_hash: objectHash,
           lock: JSON.stringify({ direct: output.direct, graph: output.graph }),
           lock_digest: lockDigest(output.direct),
           node_builtins: output.nodeBuiltins.length,

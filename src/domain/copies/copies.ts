@@ -15,6 +15,7 @@ import type { Secrets } from "../secrets/secrets.ts";
 import type { Templates } from "../templates/templates.ts";
 import type { Assets, StagedAsset } from "../app-page/assets.ts";
 import { refuseSuspended } from "../apps/suspended.ts";
+import type { ContentObjects } from "../../blobs/objects.ts";
 
 /** Spec Limits: a copy with data carries at most 24 MiB (KV values, blobs and assets together). */
 export const COPY_DATA_MAX_BYTES = 24 * 1024 * 1024;
@@ -57,6 +58,8 @@ export class Copies {
     private readonly templates: Templates,
     private readonly builds: BuildSeam,
     private readonly baseUrl: () => string,
+    /** S3: the source's blob objects, which the copy refers to as well (null: blobs in their rows). */
+    private readonly objects: ContentObjects | null = null,
   ) {}
 
   async copy(sourceId: string, userId: string, input: CopyInput): Promise<CopyResult | { deferred: BuildDeferred }> {
@@ -146,6 +149,11 @@ export class Copies {
    */
   private async insertCopy(id: string, userId: string, prepared: PreparedSource, plan: CopyPlan, idempotency: { key: string; bodyHash: string } | null) {
     const staged = plan.includeData ? await this.stageData(plan.sourceAppId, id) : null;
+    // The objects the copy will refer to stay out of the object sweep's reach meanwhile.
+    if (plan.includeData && this.objects !== null) {
+      const held = await this.db.selectFrom("app_blobs").select(["object_hash", "size"]).where("app_id", "=", plan.sourceAppId).where("object_hash", "is not", null).execute();
+      for (const row of held) if (row.object_hash !== null) await this.objects.touch(row.object_hash, Number(row.size));
+    }
     const now = this.clock.now();
     let copied: CopyResult["copiedData"];
     try {
@@ -263,8 +271,8 @@ export class Copies {
       .executeTakeFirst();
     await trx
       .insertInto("app_blobs")
-      .columns(["app_id", "key", "data", "content_type", "size", "updated_at"])
-      .expression(trx.selectFrom("app_blobs").select([app, "key", "data", "content_type", "size", at]).where("app_id", "=", from))
+      .columns(["app_id", "key", "data", "object_hash", "content_type", "size", "updated_at"])
+      .expression(trx.selectFrom("app_blobs").select([app, "key", "data", "object_hash", "content_type", "size", at]).where("app_id", "=", from))
       .execute();
     const used = await trx
       .selectFrom((eb) =>

@@ -9,6 +9,7 @@ import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { UUID } from "../ids.ts";
 import { APP_CAP_BYTES, type AppStorage } from "../../runtime/index.ts";
+import type { ContentObjects } from "../../blobs/objects.ts";
 
 /** DECISIONS §9: the newest 10 snapshots of an app are kept. */
 export const SNAPSHOTS_KEPT = 10;
@@ -59,29 +60,34 @@ export class Snapshots {
     private readonly clock: Clock,
     private readonly apps: Apps,
     private readonly storage: AppStorage,
+    /** S3: blobs held as objects are captured and restored by their hash, never read (null: none). */
+    private readonly objects: ContentObjects | null = null,
   ) {}
 
   async create(appId: string, actor: Actor): Promise<SnapshotView> {
     const { app } = await this.apps.load(appId, actor, "source:write");
     const now = this.clock.now();
     const id = randomUUID();
+    // The objects this snapshot will refer to stay out of the object sweep's reach meanwhile.
+    await this.touchObjects(this.db.selectFrom("app_blobs").select(["object_hash", "size"]).where("app_id", "=", app.id).where("object_hash", "is not", null));
     const view = await this.db.transaction().execute(async (trx) => {
       await lockKey(trx, this.dialect, SHARED_VALUES, "shared");
       const live = await liveEntries(trx, app.id);
       const known = await this.heldBytes(trx, app.id);
-      const bytes = live.reduce((sum, e) => sum + e.data.length, 0);
+      const bytes = live.reduce((sum, e) => sum + e.size, 0);
       await trx.insertInto("app_snapshots").values({ id, app_id: app.id, revision: app.revision, keys: live.length, bytes, created_at: now }).execute();
       let added = 0;
       // In hash order: two snapshots inserting the same new values wait for each other in one
       // order, never each for the other (a deadlock on PostgreSQL's unique index).
-      const hashed = live.map((e) => ({ ...e, hash: digest(e.data) }));
-      const values = new Map(hashed.map((e) => [e.hash, e.data]));
-      for (const [hash, data] of [...values].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        const inserted = await trx.insertInto("snapshot_values").values({ hash, data, size: data.length }).onConflict((oc) => oc.column("hash").doNothing()).executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) added += data.length;
+      const values = new Map(live.map((e) => [e.hash, e]));
+      for (const [hash, e] of [...values].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        // A blob held as an object is captured by its hash: the value refers to the same object.
+        const value = e.data === null ? { data: EMPTY, object_hash: hash } : { data: e.data };
+        const inserted = await trx.insertInto("snapshot_values").values({ hash, size: e.size, ...value }).onConflict((oc) => oc.column("hash").doNothing()).executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) added += e.size;
       }
-      for (const e of hashed) {
-        await trx.insertInto("snapshot_entries").values({ snapshot_id: id, store: e.store, key: e.key, hash: e.hash, size: e.data.length, content_type: e.contentType }).execute();
+      for (const e of live) {
+        await trx.insertInto("snapshot_entries").values({ snapshot_id: id, store: e.store, key: e.key, hash: e.hash, size: e.size, content_type: e.contentType }).execute();
       }
       const usage = await trx.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", app.id).executeTakeFirst();
       const used = Number(usage?.bytes ?? 0);
@@ -105,7 +111,7 @@ export class Snapshots {
   /** The keys a restore of `snapshotId` would add, change and remove, and the bytes it writes. */
   async changes(appId: string, snapshotId: string, db: Kysely<Database> = this.db): Promise<DataChanges> {
     const wanted = await this.entries(db, appId, snapshotId);
-    const live = new Map((await liveEntries(db, appId)).map((e) => [`${e.store}\u0000${e.key}`, digest(e.data)]));
+    const live = new Map((await liveEntries(db, appId)).map((e) => [`${e.store}\u0000${e.key}`, e.hash]));
     const out: DataChanges = { added: [], changed: [], removed: [], bytes: 0 };
     const seen = new Set<string>();
     for (const e of wanted) {
@@ -135,10 +141,12 @@ export class Snapshots {
     await trx.deleteFrom("app_kv").where("app_id", "=", appId).execute();
     await trx.deleteFrom("app_blobs").where("app_id", "=", appId).execute();
     for (const e of wanted) {
-      const value = await trx.selectFrom("snapshot_values").select("data").where("hash", "=", e.hash).executeTakeFirstOrThrow();
+      const value = await trx.selectFrom("snapshot_values").select(["data", "object_hash"]).where("hash", "=", e.hash).executeTakeFirstOrThrow();
       const data = Buffer.from(value.data);
-      if (e.store === "kv") await trx.insertInto("app_kv").values({ app_id: appId, key: e.key, value: data.toString("utf8"), size: data.length, updated_at: now }).execute();
-      else await trx.insertInto("app_blobs").values({ app_id: appId, key: e.key, data, content_type: e.content_type ?? "application/octet-stream", size: data.length, updated_at: now }).execute();
+      const size = Number(e.size);
+      if (e.store === "kv") await trx.insertInto("app_kv").values({ app_id: appId, key: e.key, value: data.toString("utf8"), size, updated_at: now }).execute();
+      // A blob held as an object goes back as a reference to it (the snapshot's value holds it meanwhile).
+      else await trx.insertInto("app_blobs").values({ app_id: appId, key: e.key, data, object_hash: value.object_hash, content_type: e.content_type ?? "application/octet-stream", size, updated_at: now }).execute();
     }
     const bytes = wanted.reduce((sum, e) => sum + Number(e.size), 0);
     // The data version goes on counting (migration 020): every other instance's caches of this
@@ -158,6 +166,12 @@ export class Snapshots {
     const snapshot = await db.selectFrom("app_snapshots").select("id").where("id", "=", snapshotId).where("app_id", "=", appId).executeTakeFirst();
     if (snapshot === undefined) throw apiError("not_found", `this app has no snapshot ${snapshotId}`);
     return db.selectFrom("snapshot_entries").select(["store", "key", "hash", "size", "content_type"]).where("snapshot_id", "=", snapshotId).orderBy("store").orderBy("key").execute();
+  }
+
+  /** Marks the objects `rows` name (object_hash, size) as about to be referred to (ContentObjects.touch). */
+  private async touchObjects(rows: { execute(): Promise<{ object_hash: string | null; size: number }[]> }): Promise<void> {
+    if (this.objects === null) return;
+    for (const row of await rows.execute()) if (row.object_hash !== null) await this.objects.touch(row.object_hash, Number(row.size));
   }
 
   /** Distinct bytes the app's snapshots hold (what they add to its storage). */
@@ -199,15 +213,23 @@ export class Snapshots {
   }
 }
 
-/** The app's live values as bytes: KV values' JSON text as UTF-8, blobs as they are. */
-async function liveEntries(db: Kysely<Database>, appId: string): Promise<(Pick<Entry, "store" | "key"> & { data: Buffer; contentType: string | null })[]> {
+/**
+ * The app's live values by content: KV values' JSON text as UTF-8, blobs as they are. A blob held
+ * as an object (S3) comes as its hash alone (`data` null): the sha256 of its bytes, as here.
+ */
+async function liveEntries(db: Kysely<Database>, appId: string): Promise<(Pick<Entry, "store" | "key" | "hash" | "size"> & { data: Buffer | null; contentType: string | null })[]> {
   const kv = await db.selectFrom("app_kv").select(["key", "value"]).where("app_id", "=", appId).execute();
-  const blobs = await db.selectFrom("app_blobs").select(["key", "data", "content_type"]).where("app_id", "=", appId).execute();
+  const blobs = await db.selectFrom("app_blobs").select(["key", "data", "object_hash", "size", "content_type"]).where("app_id", "=", appId).execute();
+  const held = (key: string, data: Buffer, store: "kv" | "blob", contentType: string | null) => ({ store, key, data, hash: digest(data), size: data.length, contentType });
   return [
-    ...kv.map((r) => ({ store: "kv" as const, key: r.key, data: Buffer.from(r.value, "utf8"), contentType: null })),
-    ...blobs.map((r) => ({ store: "blob" as const, key: r.key, data: Buffer.from(r.data), contentType: r.content_type })),
+    ...kv.map((r) => held(r.key, Buffer.from(r.value, "utf8"), "kv", null)),
+    ...blobs.map((r) =>
+      r.object_hash === null ? held(r.key, Buffer.from(r.data), "blob", r.content_type) : { store: "blob" as const, key: r.key, data: null, hash: r.object_hash, size: Number(r.size), contentType: r.content_type },
+    ),
   ];
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function digest(data: Buffer): string {
   return createHash("sha256").update(data).digest("hex");

@@ -2,12 +2,14 @@ import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
 import { ensureUsageRow, lockForWrite, PreparedQuery, TurnBatch, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import type { ContentObjects } from "../../blobs/objects.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
 import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
+const EMPTY = Buffer.alloc(0);
 
 /** One KV write: the value as the binding serialized it (JSON text). */
 export interface KvWrite {
@@ -88,6 +90,8 @@ export class AppStorage {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    /** S3: blob values are objects there, their rows holding only the hash (null: bytes in the row). */
+    private readonly objects: ContentObjects | null = null,
   ) {
     this.batcher = new WriteBatcher(
       store,
@@ -192,12 +196,16 @@ export class AppStorage {
   async blobPut(appId: string, key: string, data: Buffer, contentType: string, lease: WriteLease | null = null): Promise<void> {
     checkKey(key);
     checkValueSize(data.length);
+    // The object is written before the row that refers to it commits (ContentObjects).
+    const objectHash = this.objects === null ? null : await this.objects.put(data);
+    const stored = objectHash === null ? data : EMPTY;
     await this.write("app_blobs", appId, [{ key, size: data.length }], lease, async (trx) => {
       const now = this.clock.now();
+      const row = { data: stored, object_hash: objectHash, content_type: contentType, size: data.length, updated_at: now };
       await trx
         .insertInto("app_blobs")
-        .values({ app_id: appId, key, data, content_type: contentType, size: data.length, updated_at: now })
-        .onConflict((oc) => oc.columns(["app_id", "key"]).doUpdateSet({ data, content_type: contentType, size: data.length, updated_at: now }))
+        .values({ app_id: appId, key, ...row })
+        .onConflict((oc) => oc.columns(["app_id", "key"]).doUpdateSet(row))
         .execute();
     });
   }
@@ -205,11 +213,13 @@ export class AppStorage {
   async blobGet(appId: string, key: string): Promise<StoredBlob | null> {
     const row = await this.store.db
       .selectFrom("app_blobs")
-      .select(["data", "content_type", "size"])
+      .select(["data", "object_hash", "content_type", "size"])
       .where("app_id", "=", appId)
       .where("key", "=", checkKey(key))
       .executeTakeFirst();
-    return row === undefined ? null : { data: Buffer.from(row.data), contentType: row.content_type, size: Number(row.size) };
+    if (row === undefined) return null;
+    const data = row.object_hash === null ? Buffer.from(row.data) : await this.objectsFor(row.object_hash).get(row.object_hash);
+    return { data, contentType: row.content_type, size: Number(row.size) };
   }
 
   async blobDelete(appId: string, key: string): Promise<boolean> {
@@ -218,6 +228,12 @@ export class AppStorage {
 
   async blobList(appId: string, options: ListOptions): Promise<ListPage> {
     return this.list("app_blobs", appId, options);
+  }
+
+  /** Where a row's object is read from: a row naming one needs the store it is in. */
+  private objectsFor(hash: string): ContentObjects {
+    if (this.objects === null) throw new Error(`blob object ${hash} is in an S3 blob store, and none is configured`);
+    return this.objects;
   }
 
   /** Bytes the app's values take, from the running counter. */

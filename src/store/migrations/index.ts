@@ -30,6 +30,7 @@ import * as m027 from "./027-oauth.ts";
 import * as m028 from "./028-domains.ts";
 import * as m029 from "./029-visitor-kv.ts";
 import * as m030 from "./030-cache-notify.ts";
+import * as m031 from "./031-blob-objects.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -68,6 +69,7 @@ const steps: Record<string, Step> = {
   "028-domains": m028,
   "029-visitor-kv": m029,
   "030-cache-notify": m030,
+  "031-blob-objects": m031,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

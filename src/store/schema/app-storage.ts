@@ -14,7 +14,9 @@ export interface AppKvTable {
 export interface AppBlobsTable {
   app_id: string;
   key: string;
+  /** Empty when the bytes are an object in the blob store (`object_hash`, migration 031). */
   data: Buffer;
+  object_hash: string | null;
   content_type: string;
   size: number;
   updated_at: number;

@@ -40,7 +40,9 @@ export interface BuildsTable {
 /** A bundle by the digest of its input: any write of the same input publishes it at once. */
 export interface BuildBundlesTable {
   input_digest: string;
+  /** Empty when the bundle is an object in the blob store (`object_hash`, migration 031). */
   bundle: string;
+  object_hash: string | null;
   /** JSON of the whole resolved graph: `{"name@version": integrity}` plus the direct `{name: version}`. */
   lock: string;
   lock_digest: string;

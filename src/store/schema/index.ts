@@ -3,6 +3,7 @@ import type { AppBlobsTable, AppKvTable, AppStorageUsageTable } from "./app-stor
 import type { AppVersionsTable } from "./app-versions.ts";
 import type { AppsTable } from "./apps.ts";
 import type { AssetsTable } from "./assets.ts";
+import type { BlobObjectsTable } from "./blob-objects.ts";
 import type { BuildBundlesTable, BuildsTable } from "./builds.ts";
 import type { OpCallCountsTable } from "./call-counts.ts";
 import type { AbuseReportsTable, AuditLogTable } from "./operators.ts";
@@ -44,6 +45,7 @@ export interface Database {
   idempotency_records: IdempotencyRecordsTable;
   app_kv: AppKvTable;
   app_blobs: AppBlobsTable;
+  blob_objects: BlobObjectsTable;
   app_storage_usage: AppStorageUsageTable;
   activity_events: ActivityEventsTable;
   activity_counts: ActivityCountsTable;

@@ -24,6 +24,8 @@ export interface SnapshotEntriesTable {
 /** Captured content, once per hash across all snapshots. */
 export interface SnapshotValuesTable {
   hash: string;
+  /** Empty when the bytes are an object in the blob store (`object_hash`, migration 031). */
   data: Buffer;
+  object_hash: string | null;
   size: number;
 }

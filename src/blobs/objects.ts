@@ -1,0 +1,88 @@
+import { createHash } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+import type { Clock } from "../config/clock.ts";
+import type { Database } from "../store/index.ts";
+import type { BlobStore } from "./blob-store.ts";
+
+/** Unreferenced objects are left this long after their last touch (a write between its touch and its commit). */
+export const OBJECT_GRACE_MS = 60 * 60 * 1000;
+const SWEEP_BATCH = 100;
+
+/**
+ * Bytes kept as content-addressed objects in the blob store (when it is S3), the database keeping
+ * only their sha256 (migration 031): app blob values, snapshots' captured blobs, build bundles.
+ * Equal bytes are one object, whoever refers to it: a copy or a snapshot of an app shares the
+ * app's objects, and a bundle built twice is one.
+ *
+ * Nothing is lost to a crash, and nothing is left that the sweep will not collect:
+ * - a write touches the object's row (`blob_objects`) and commits that, then writes the object,
+ *   then commits the row that refers to it; its acknowledgement comes after all three;
+ * - an object nothing refers to goes at the sweep, once untouched for OBJECT_GRACE_MS (longer
+ *   than any write takes between its touch and its commit). The sweep deletes the row, under its
+ *   lock, before the object and commits after: a writer touching the row meanwhile waits, then
+ *   makes it anew and writes the object again after the delete.
+ */
+export class ContentObjects {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly store: BlobStore,
+    private readonly clock: Clock,
+  ) {}
+
+  static hashOf(data: Buffer | string): string {
+    return createHash("sha256").update(data).digest("hex");
+  }
+
+  /** Stores `data` as its object; answers the hash to refer to it by, in a commit that follows. */
+  async put(data: Buffer | string): Promise<string> {
+    const hash = ContentObjects.hashOf(data);
+    await this.touch(hash, Buffer.byteLength(data));
+    await this.store.put(keyOf(hash), typeof data === "string" ? Buffer.from(data) : data);
+    return hash;
+  }
+
+  /** Marks an object that a commit about to be made will refer to (a restore's, a copy's), so no sweep takes it meanwhile. */
+  async touch(hash: string, size: number): Promise<void> {
+    const now = this.clock.now();
+    await this.db
+      .insertInto("blob_objects")
+      .values({ hash, size, touched_at: now })
+      .onConflict((oc) => oc.column("hash").doUpdateSet({ touched_at: now }))
+      .execute();
+  }
+
+  /** The object's bytes; throws when a row refers to an object the store does not have. */
+  async get(hash: string): Promise<Buffer> {
+    const data = await this.store.get(keyOf(hash));
+    if (data === null) throw new Error(`blob object ${hash} is missing from the blob store`);
+    return data;
+  }
+
+  /** Removes objects nothing refers to, untouched for OBJECT_GRACE_MS; how many went. */
+  async sweep(): Promise<number> {
+    const cutoff = this.clock.now() - OBJECT_GRACE_MS;
+    const candidates = await this.db.selectFrom("blob_objects").select("hash").where("touched_at", "<", cutoff).where(unreferenced).limit(SWEEP_BATCH).execute();
+    let removed = 0;
+    for (const { hash } of candidates) {
+      const gone = await this.db.transaction().execute(async (trx) => {
+        const deleted = await trx.deleteFrom("blob_objects").where("hash", "=", hash).where("touched_at", "<", cutoff).where(unreferenced).returning("hash").executeTakeFirst();
+        if (deleted === undefined) return false;
+        // Inside the transaction: a failed delete rolls the row back, and the next sweep tries again.
+        await this.store.delete(keyOf(hash));
+        return true;
+      });
+      if (gone) removed += 1;
+    }
+    return removed;
+  }
+}
+
+/** The object's key in the blob store, spread over 256 prefixes. */
+export function keyOf(hash: string): string {
+  if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`refusing object hash ${JSON.stringify(hash)}`);
+  return `objects/${hash.slice(0, 2)}/${hash}`;
+}
+
+const unreferenced = sql<boolean>`not exists (select 1 from app_blobs where app_blobs.object_hash = blob_objects.hash)
+  and not exists (select 1 from snapshot_values where snapshot_values.object_hash = blob_objects.hash)
+  and not exists (select 1 from build_bundles where build_bundles.object_hash = blob_objects.hash)`;
