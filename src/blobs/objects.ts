@@ -3,6 +3,7 @@ import { sql, type Kysely } from "kysely";
 import type { Clock } from "../config/clock.ts";
 import type { Database } from "../store/index.ts";
 import type { BlobStore } from "./blob-store.ts";
+import { BlobReadCache } from "./read-cache.ts";
 
 /** Unreferenced objects are left this long after their last touch (a write between its touch and its commit). */
 export const OBJECT_GRACE_MS = 60 * 60 * 1000;
@@ -23,11 +24,16 @@ const SWEEP_BATCH = 100;
  *   makes it anew and writes the object again after the delete.
  */
 export class ContentObjects {
+  // Objects never change under their name, so what was read stays right on every instance.
+  private readonly cache: BlobReadCache;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly store: BlobStore,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.cache = new BlobReadCache(store);
+  }
 
   static hashOf(data: Buffer | string): string {
     return createHash("sha256").update(data).digest("hex");
@@ -53,7 +59,7 @@ export class ContentObjects {
 
   /** The object's bytes; throws when a row refers to an object the store does not have. */
   async get(hash: string): Promise<Buffer> {
-    const data = await this.store.get(keyOf(hash));
+    const data = await this.cache.get(keyOf(hash));
     if (data === null) throw new Error(`blob object ${hash} is missing from the blob store`);
     return data;
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { HOUR, type ManualClock } from "../../src/config/clock.ts";
+import { APP_CAP_BYTES } from "../../src/runtime/index.ts";
 import { BLOB_APP } from "../fixtures/blob-app.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";
 import { startS3, type TestS3 } from "../helpers/s3.ts";
@@ -58,5 +59,16 @@ describeEachDialect("hostile: shared blob objects", (dialect) => {
     for (const k of [`objects/${hash.slice(0, 2)}/${hash}`, `../objects/${hash.slice(0, 2)}/${hash}`, hash]) {
       expect(await op(a, "get", { k }), k).toBeNull();
     }
+  });
+
+  it("an app at its cap cannot make the server upload bytes the cap refuses", async () => {
+    const a = await app("full-blobs");
+    await op(a, "put", { k: "first", n: 16, fill: 3 });
+    // As full as 100 MiB of values would make it, without uploading them here.
+    await server.ctx.db.updateTable("app_storage_usage").set({ bytes: APP_CAP_BYTES - 100 }).where("app_id", "=", a.id).execute();
+    const before = await server.ctx.db.selectFrom("blob_objects").select("hash").execute();
+    const refused = await server.client.post(`/app/${a.id}/api/put`, { k: "more", n: 4096, fill: 5 }, { token: a.token });
+    expect([refused.status, refused.body.error?.kind]).toEqual([413, "storage_full"]);
+    expect(await server.ctx.db.selectFrom("blob_objects").select("hash").execute()).toEqual(before);
   });
 });

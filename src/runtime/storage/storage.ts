@@ -196,7 +196,13 @@ export class AppStorage {
   async blobPut(appId: string, key: string, data: Buffer, contentType: string, lease: WriteLease | null = null): Promise<void> {
     checkKey(key);
     checkValueSize(data.length);
-    // The object is written before the row that refers to it commits (ContentObjects).
+    // The object is written before the row that refers to it commits (ContentObjects); a write the
+    // cap will refuse is refused first, so an app at its cap cannot fill the bucket with objects.
+    if (this.objects !== null) {
+      const space = await this.q.space.app_blobs.takeFirst(this.store.db, appId, appId, key);
+      const [used, old] = [Number(space?.used ?? 0), Number(space?.old ?? 0)];
+      if (used - old + data.length > APP_CAP_BYTES) storageFull(used, data.length, old);
+    }
     const objectHash = this.objects === null ? null : await this.objects.put(data);
     const stored = objectHash === null ? data : EMPTY;
     await this.write("app_blobs", appId, [{ key, size: data.length }], lease, async (trx) => {
