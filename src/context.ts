@@ -115,6 +115,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
           schedulerLagMs: () => scheduler.lagMs,
           storePool: () => deps.store.pool?.() ?? null,
           openStreams: () => streams.count,
+          readCacheChannel: () => (watch instanceof PgWriteWatch ? watch.healthy() : null),
         });
   // Before anything starts processes or connections: a bucket that cannot be reached fails here.
   const blobs = await openBlobStore(deps.config.blobStore);

@@ -1,32 +1,12 @@
-import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "./helpers/apps.ts";
+import { scrape as scrapeAt, value } from "./helpers/metrics.ts";
 import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const TOKEN = "metrics-secret-for-the-test";
 
-interface Family {
-  name: string;
-  type: string;
-  metrics: { labels?: Record<string, string>; value?: string; count?: string; buckets?: Record<string, string> }[];
-}
-
-/** The scrape, parsed by a Prometheus text-format parser: family name → its samples. */
-async function scrape(server: TestServer): Promise<Map<string, Family>> {
-  const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toContain("text/plain");
-  return new Map((parsePrometheusTextFormat(await res.text()) as Family[]).map((family) => [family.name, family]));
-}
-
-/** A counter's or gauge's value for the sample whose labels include `labels` (0 when absent). */
-function value(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
-  const family = families.get(name);
-  if (family === undefined) throw new Error(`no ${name} in the scrape`);
-  const sample = family.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
-  return Number(sample?.value ?? sample?.count ?? 0);
-}
+const scrape = (server: TestServer) => scrapeAt(server.url, TOKEN);
 
 const OPS = `export const manifest = { id: "counted", routes: { ok: { access: "read" }, boom: { access: "read" } } };
 export default { async fetch(request) {

@@ -1,9 +1,11 @@
+import { Writable } from "node:stream";
 import type { LogEvent } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { PgWriteWatch } from "../src/store/index.ts";
 import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { within } from "./helpers/eventually.ts";
+import { scrape, value } from "./helpers/metrics.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const reachable = inject("pgAdminUrl") !== null;
@@ -24,6 +26,7 @@ function health(watch: PgWriteWatch, healthy: boolean): Promise<void> {
   return new Promise((resolve) => watch.onHealth((now) => now === healthy && resolve()));
 }
 
+const METRICS_TOKEN = "read-cache-metrics";
 const isAppRead = (sql: string) => /from "apps"/.test(sql) && /"token_epoch"/.test(sql);
 
 // Issue 50: on PostgreSQL an op call's app read (with its owner's plan, secrets version and the
@@ -40,7 +43,8 @@ const isAppRead = (sql: string) => /from "apps"/.test(sql) && /"token_epoch"/.te
     a = await startServer({ dialect: "postgres" });
     const databaseUrl = a.config.databaseUrl;
     if (databaseUrl === null) throw new Error("instance A has no PostgreSQL URL");
-    b = await startServer({ env: { DATABASE_URL: databaseUrl }, queryLog: (event: LogEvent) => readsOnB.push(event.query.sql) });
+    // Its log (a warning at each cut below) goes nowhere: the health events and the metric say it.
+    b = await startServer({ env: { DATABASE_URL: databaseUrl, METRICS_TOKEN }, logStream: new Writable({ write: (_chunk, _encoding, done) => done() }), queryLog: (event: LogEvent) => readsOnB.push(event.query.sql) });
     admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     owner = await makeUser(a);
@@ -123,11 +127,15 @@ const isAppRead = (sql: string) => /from "apps"/.test(sql) && /"token_epoch"/.te
       expect(elapsedMs).toBeLessThan(1000);
     });
 
-    it("hands out no stamp while its connection is cut, and none from before the cut once it is back", async () => {
+    it("hands out no stamp while its connection is cut, and none from before the cut once it is back; the metric says which", async () => {
       const watch = watchOf(b);
+      const up = async () => value(await scrape(b.url, METRICS_TOKEN), "brickyard_read_cache_channel_up");
+      expect(await up()).toBe(1);
       const before = watch.stamp() ?? "";
       await cutB();
+      expect(await up()).toBe(0);
       await health(watch, true);
+      expect(await up()).toBe(1);
       const after = watch.stamp() ?? "";
       expect(after.split(":")[0]).not.toBe(before.split(":")[0]);
     });

@@ -18,6 +18,8 @@ export interface MetricSources {
   /** The store's connection pool (PostgreSQL); SQLite has none. */
   storePool?: () => { total: number; idle: number; waiting: number } | null;
   openStreams?: () => number;
+  /** PostgreSQL: whether the read caches' change channel delivers (null on SQLite, which has none). */
+  readCacheChannel?: () => boolean | null;
 }
 
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -63,7 +65,7 @@ export class Metrics {
         loopDelay.reset();
       },
     });
-    const { executor, builds, schedulerLagMs, storePool, openStreams } = sources;
+    const { executor, builds, schedulerLagMs, storePool, openStreams, readCacheChannel } = sources;
     if (executor !== undefined) {
       new Gauge({
         name: "brickyard_executor_processes",
@@ -129,6 +131,18 @@ export class Metrics {
         registers,
         collect() {
           this.set(openStreams());
+        },
+      });
+    }
+    if (readCacheChannel !== undefined) {
+      new Gauge({
+        name: "brickyard_read_cache_channel_up",
+        help: "PostgreSQL: 1 while the channel that tells this instance of other instances' changes delivers (op calls' app reads are kept), 0 while each call reads again",
+        registers,
+        collect() {
+          const up = readCacheChannel();
+          this.reset();
+          if (up !== null) this.set(up ? 1 : 0);
         },
       });
     }

@@ -1,12 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
 import { expectError } from "../helpers/apps.ts";
+import { describeEachDialect } from "../helpers/dialects.ts";
+import { within } from "../helpers/eventually.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
-// On SQLite, op calls keep their app's read in memory (StampedCache). App code chooses how big
+// Op calls keep their app's read in memory (StampedCache; on PostgreSQL while its change channel
+// delivers). App code chooses how big
 // its manifest is (a module may be 256 KiB), and anyone may create apps and call them: the
 // cache must stay within its 32 MiB however many large apps are called, and go on working.
-// (Staleness attacks on the same cache: token-cache.test.ts, which runs on SQLite too.)
+// (Staleness attacks on the same cache: token-cache.test.ts and read-caches-instances.test.ts.)
 const MIB = 1024 * 1024;
 
 /** A valid module of about 250 KiB whose manifest is most of it (schema descriptions). */
@@ -18,13 +21,15 @@ function heavyModule(id: string): string {
 export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
 }
 
-describe("hostile: the op calls' read cache under apps with huge manifests", () => {
+describeEachDialect("hostile: the op calls' read cache under apps with huge manifests", (dialect) => {
   let server: TestServer;
   let owner: TestUser;
   let appReads = 0;
   beforeAll(async () => {
-    server = await startServer({ queryLog: (event) => void (/"token_epoch"/.test(event.query.sql) && appReads++) });
+    server = await startServer({ dialect, queryLog: (event) => void (/"token_epoch"/.test(event.query.sql) && appReads++) });
     owner = await createUser(server);
+    // PostgreSQL keeps reads once its change channel has delivered (PgWriteWatch).
+    await within(5000, () => Promise.resolve(server.ctx.store.watch?.stamp() ?? null), (stamp) => stamp !== null);
   });
   afterAll(async () => server.close());
 
