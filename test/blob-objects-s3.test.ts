@@ -104,7 +104,22 @@ describeEachDialect("blob values as objects in S3 (BLOB_STORE=s3://…, s3rver)"
     expect(await objectKeys()).not.toContain(keyOf(hash));
     expect(await server.ctx.db.selectFrom("blob_objects").select("hash").where("hash", "=", hash).executeTakeFirst()).toBeUndefined();
   });
+
+  it("a KV value whose bytes a blob also holds comes back from a restore as it was (values are kept by content, whoever holds them)", async () => {
+    const id = await create("objects-kv-twin");
+    // The KV value 7777 is the JSON text "7777": four bytes 0x37, as the blob below.
+    await op(id, "kvset", { k: "n", v: 7777 });
+    await op(id, "put", { k: "twin", n: 4, fill: 0x37 });
+    const snapshot = await server.client.post(`/app/${id}/snapshots`, undefined, { token: owner.token });
+    expect(snapshot.status, JSON.stringify(snapshot.body)).toBe(201);
+    await op(id, "kvset", { k: "n", v: 1 });
+    const restored = await server.client.post(`/app/${id}/versions/1/restore`, { snapshot: snapshot.body.snapshot.id }, { token: owner.token, headers: { "if-match": '"1"' } });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    expect(await op(id, "kvget", { k: "n" })).toBe(7777);
+    expect(await op(id, "get", { k: "twin" })).toEqual({ size: 4, first: 0x37, last: 0x37 });
+  });
 });
+
 
 const GREET = `import { greet } from "npm:greet@^1.0.0";
 export const manifest = { id: "objects-greeter", routes: { run: {} } };

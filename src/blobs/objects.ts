@@ -5,9 +5,15 @@ import type { Database } from "../store/index.ts";
 import type { BlobStore } from "./blob-store.ts";
 import { BlobReadCache } from "./read-cache.ts";
 
-/** Unreferenced objects are left this long after their last touch (a write between its touch and its commit). */
-export const OBJECT_GRACE_MS = 60 * 60 * 1000;
-const SWEEP_BATCH = 100;
+/**
+ * Unreferenced objects are left this long after their last touch: longer than any writer takes
+ * between its touch and its commit (an upload, then one transaction), short enough that an app
+ * overwriting its values leaves minutes of garbage, not hours.
+ */
+export const OBJECT_GRACE_MS = 10 * 60 * 1000;
+const SWEEP_BATCH = 500;
+/** One sweep stops after this long; the next run goes on where it stopped. */
+const SWEEP_BUDGET_MS = 60_000;
 
 /**
  * Bytes kept as content-addressed objects in the blob store (when it is S3), the database keeping
@@ -18,8 +24,8 @@ const SWEEP_BATCH = 100;
  * Nothing is lost to a crash, and nothing is left that the sweep will not collect:
  * - a write touches the object's row (`blob_objects`) and commits that, then writes the object,
  *   then commits the row that refers to it; its acknowledgement comes after all three;
- * - an object nothing refers to goes at the sweep, once untouched for OBJECT_GRACE_MS (longer
- *   than any write takes between its touch and its commit). The sweep deletes the row, under its
+ * - an object nothing refers to goes at the sweep (every 5 minutes), once untouched for
+ *   OBJECT_GRACE_MS (longer than any write takes between its touch and its commit). The sweep deletes the row, under its
  *   lock, before the object and commits after: a writer touching the row meanwhile waits, then
  *   makes it anew and writes the object again after the delete.
  */
@@ -64,8 +70,18 @@ export class ContentObjects {
     return data;
   }
 
-  /** Removes objects nothing refers to, untouched for OBJECT_GRACE_MS; how many went. */
+  /** Removes objects nothing refers to, untouched for OBJECT_GRACE_MS, batch after batch within SWEEP_BUDGET_MS; how many went. */
   async sweep(): Promise<number> {
+    const started = performance.now();
+    let removed = 0;
+    for (;;) {
+      const { candidates, gone } = await this.sweepBatch();
+      removed += gone;
+      if (candidates < SWEEP_BATCH || gone === 0 || performance.now() - started > SWEEP_BUDGET_MS) return removed;
+    }
+  }
+
+  private async sweepBatch(): Promise<{ candidates: number; gone: number }> {
     const cutoff = this.clock.now() - OBJECT_GRACE_MS;
     const candidates = await this.db.selectFrom("blob_objects").select("hash").where("touched_at", "<", cutoff).where(unreferenced).limit(SWEEP_BATCH).execute();
     let removed = 0;
@@ -73,13 +89,16 @@ export class ContentObjects {
       const gone = await this.db.transaction().execute(async (trx) => {
         const deleted = await trx.deleteFrom("blob_objects").where("hash", "=", hash).where("touched_at", "<", cutoff).where(unreferenced).returning("hash").executeTakeFirst();
         if (deleted === undefined) return false;
-        // Inside the transaction: a failed delete rolls the row back, and the next sweep tries again.
+        // Inside the transaction: a failed delete rolls the row back, and the next sweep tries
+        // again; a writer reaching for the object meanwhile waits for the row, then makes it anew.
+        // On SQLite this holds the one connection for the request (bounded by the S3 client's
+        // timeouts): the price of never deleting an object a commit is about to refer to.
         await this.store.delete(keyOf(hash));
         return true;
       });
       if (gone) removed += 1;
     }
-    return removed;
+    return { candidates: candidates.length, gone: removed };
   }
 }
 

@@ -20,6 +20,9 @@ export async function openBlobStore(config: BlobStoreConfig): Promise<BlobStore>
     // S3-compatible servers; send them only where an operation requires one.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
+    // A bucket that stops answering fails requests instead of holding them (and, with SQLite, the
+    // object sweep's transaction) for ever: the SDK sets no timeout of its own.
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
   });
   try {
     await client.send(new sdk.HeadBucketCommand({ Bucket: config.bucket }));

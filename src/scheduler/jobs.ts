@@ -1,4 +1,4 @@
-import { HOUR, SECOND } from "../config/clock.ts";
+import { HOUR, MINUTE, SECOND } from "../config/clock.ts";
 import type { Scheduler } from "./scheduler.ts";
 
 /** A service with a retention sweep the scheduler runs hourly. */
@@ -35,7 +35,8 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
  * snapshot refers to, such as those of deleted apps; the audit log and abuse reports a year; the
  * authorization server's codes, tokens and grants once expired; custom domains' visitors' stores
- * idle a year; with S3, blob objects nothing refers to, an hour after their last touch).
+ * idle a year; with S3, every 5 minutes, blob objects nothing refers to, 10 minutes after their
+ * last touch).
  */
 export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
@@ -53,5 +54,6 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "oauth-sweep", everyMs: HOUR, run: () => ctx.oauth.grants.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
   const { objects } = ctx;
-  if (objects !== null) ctx.scheduler.add({ name: "object-sweep", everyMs: HOUR, run: () => objects.sweep().then(() => undefined) });
+  // Often: an app overwriting its blob values leaves an object per write until then.
+  if (objects !== null) ctx.scheduler.add({ name: "object-sweep", everyMs: 5 * MINUTE, run: () => objects.sweep().then(() => undefined) });
 }

@@ -78,7 +78,7 @@ async function backupCommand(config: Config, target: string): Promise<number> {
   const { backup, BackupRefused } = await import("./backup.ts");
   try {
     const report = await backup(config, target);
-    console.log(`backed up ${config.dataDir} into ${target}: the database (${report.database})` + (report.blobs === null ? "; blobs are in the bucket" : `, ${report.blobs} blob files`) + (report.secretsKey ? ", the secrets key" : "; SECRETS_KEY is set in the environment: keep it with the backup"));
+    console.log(`backed up ${config.dataDir} into ${target}: the database (${report.database})` + (report.blobs === null ? "; assets, apps' blob values and build bundles are in the bucket: back it up with its own versioning, taken with this" : `, ${report.blobs} blob files`) + (report.secretsKey ? ", the secrets key" : "; SECRETS_KEY is set in the environment: keep it with the backup"));
     console.log(`start from it with DATA_DIR=${target} brickyard serve`);
     return 0;
   } catch (error) {

@@ -63,7 +63,12 @@ export function withStatementHooks(pool: pg.Pool, options: { prepare: boolean; w
         return query(text, values);
       });
     };
-    const hooked: Query = (text, values) => {
+    const hooked: Query = (text, values, ...rest) => {
+      // A callback (pg's own callers) goes to the driver as given; nothing here uses one.
+      if (typeof values === "function" || rest.length > 0) {
+        if (watch !== null && typeof text === "string" && PgWriteWatch.moves(text)) watch.touch();
+        return query(text, values, ...rest);
+      }
       if (typeof text !== "string") return run(text, values);
       if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true;
       // `rollback to savepoint` ends no transaction.

@@ -144,7 +144,12 @@ export class Snapshots {
       const value = await trx.selectFrom("snapshot_values").select(["data", "object_hash"]).where("hash", "=", e.hash).executeTakeFirstOrThrow();
       const data = Buffer.from(value.data);
       const size = Number(e.size);
-      if (e.store === "kv") await trx.insertInto("app_kv").values({ app_id: appId, key: e.key, value: data.toString("utf8"), size, updated_at: now }).execute();
+      // Values are kept by content whatever holds them: a KV value's bytes may have been captured
+      // first as a blob's object (the same sha256), and are read from it.
+      if (e.store === "kv") {
+        const text = value.object_hash === null ? data.toString("utf8") : (await this.objectsFor(value.object_hash).get(value.object_hash)).toString("utf8");
+        await trx.insertInto("app_kv").values({ app_id: appId, key: e.key, value: text, size, updated_at: now }).execute();
+      }
       // A blob held as an object goes back as a reference to it (the snapshot's value holds it meanwhile).
       else await trx.insertInto("app_blobs").values({ app_id: appId, key: e.key, data, object_hash: value.object_hash, content_type: e.content_type ?? "application/octet-stream", size, updated_at: now }).execute();
     }
@@ -153,6 +158,26 @@ export class Snapshots {
     // app learn that its values changed.
     await bumpUsageRow(trx, appId, bytes);
     return [...changes.added, ...changes.changed, ...changes.removed].filter((c) => c.store === "kv").map((c) => c.key);
+  }
+
+  /**
+   * Before a restore's transaction: the snapshot's objects stay out of the object sweep's reach
+   * until the rows it writes back refer to them (a prune beside it may drop the snapshot's values).
+   */
+  async beforeRestore(snapshotId: string): Promise<void> {
+    if (!UUID.test(snapshotId)) return;
+    await this.touchObjects(
+      this.db
+        .selectFrom("snapshot_values")
+        .select(["object_hash", "size"])
+        .where("object_hash", "is not", null)
+        .where("hash", "in", this.db.selectFrom("snapshot_entries").select("hash").where("snapshot_id", "=", snapshotId)),
+    );
+  }
+
+  private objectsFor(hash: string): ContentObjects {
+    if (this.objects === null) throw new Error(`blob object ${hash} is in an S3 blob store, and none is configured`);
+    return this.objects;
   }
 
   /** After a restore committed: caches and live streams learn what changed. */

@@ -140,6 +140,7 @@ export class Versions {
     // snapshot's data goes back in the same transaction, so code and data never disagree.
     let changedKeys: string[] = [];
     const snapshot = o.snapshot;
+    if (snapshot !== undefined) await this.snapshots.beforeRestore(snapshot);
     const written = await this.apps.update(
       app.id,
       actor,

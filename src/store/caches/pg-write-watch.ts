@@ -82,7 +82,7 @@ export class PgWriteWatch implements ReadStamp {
 
   /** The listening connection's server process, while it is open (pg_stat_activity.pid). */
   listenerPid(): number | null {
-    return (this.client as unknown as { processID?: number } | null)?.processID ?? null;
+    return this.client === null ? null : processIdOf(this.client);
   }
 
   async close(): Promise<void> {
@@ -95,12 +95,12 @@ export class PgWriteWatch implements ReadStamp {
 
   private connect(): void {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: WATCH_APPLICATION_NAME });
+    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: WATCH_APPLICATION_NAME, connectionTimeoutMillis: STALLED_MS, keepAlive: true });
     this.client = client;
     this.generation++;
     this.beat = null;
     client.on("notification", (message) => {
-      if (message.channel === CACHE_CHANNEL && this.client === client) this.heard(message.payload ?? "");
+      if (message.channel === CACHE_CHANNEL && this.client === client) this.heard(message.payload ?? "", message.processId === processIdOf(client));
     });
     const lost = (error?: unknown) => this.lost(client, error);
     client.on("error", lost);
@@ -111,13 +111,16 @@ export class PgWriteWatch implements ReadStamp {
       .then(() => this.tick(client), lost);
   }
 
-  private heard(payload: string): void {
+  /** `own`: sent by the server process this connection listens through (its pid in the notification). */
+  private heard(payload: string, own: boolean): void {
     if (!payload.startsWith("beat:")) {
       this.remote++;
       return;
     }
-    // Another instance's beat tells nothing about this connection.
-    if (!payload.startsWith(this.self) || this.beat === null || Number(payload.slice(this.self.length)) !== this.beat.seq) return;
+    // Another instance's beat tells nothing about this connection; nor does ours sent through
+    // another server process (a pooler in transaction mode moves a session's statements between
+    // server connections, and the LISTEN may not be where the beat ran).
+    if (!own || !payload.startsWith(this.self) || this.beat === null || Number(payload.slice(this.self.length)) !== this.beat.seq) return;
     const was = this.healthy();
     this.trustedSince = this.beat.sentAt;
     this.beat = null;
@@ -151,4 +154,9 @@ export class PgWriteWatch implements ReadStamp {
     this.timer = setTimeout(() => this.connect(), RECONNECT_MS);
     this.timer.unref();
   }
+}
+
+/** The server process a connection talks to (pg sets it at connect; its types leave it out). */
+function processIdOf(client: pg.Client): number | null {
+  return (client as unknown as { processID?: number | null }).processID ?? null;
 }

@@ -10,7 +10,7 @@ import type { Kysely } from "kysely";
  *
  * `blob_objects` has a row per object, written before the object is: a write killed after it
  * leaves a row nothing refers to, which the sweep removes with its object once it has been left
- * alone for an hour (`touched_at`; each new reference's write touches it first).
+ * alone for a while (`touched_at`; each new reference's write touches it first).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -2,6 +2,6 @@
 export interface BlobObjectsTable {
   hash: string;
   size: number;
-  /** Last time a writer was about to refer to it: the sweep leaves it an hour from then. */
+  /** Last time a writer was about to refer to it: the sweep leaves it alone a while from then (OBJECT_GRACE_MS). */
   touched_at: number;
 }
