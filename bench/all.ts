@@ -20,7 +20,7 @@ import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
 import { bareFastify, bareWorkerd, brickyard, freshIsolates, loaderCeiling, staticCeiling, type Brickyard } from "./lib/servers.ts";
 import { floodShare, type FloodShare } from "./lib/flood-share.ts";
-import { createApps, executorRss, p99, publishThenCall, ZIPF_APPS, ZIPF_S, zipfRow } from "./lib/many-apps.ts";
+import { createApps, executorFootprint, executorRss, p99, publishThenCall, ZIPF_APPS, ZIPF_S, zipfRow } from "./lib/many-apps.ts";
 import { sessionCookieName } from "../src/http/auth.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -266,7 +266,7 @@ async function main(): Promise<void> {
       if (ONLY.includes("share")) console.log(formatShare(WRITES, await writeShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("read-share")) console.log(formatShare(READS, await readShareRow(sqlite, client, httpTarget)));
       if (ONLY.includes("render-share")) console.log(formatShare(RELOADS, await renderShareRow(sqlite, client, httpTarget)));
-      if (ONLY.includes("zipf")) console.log(`executors' RSS after the Zipf row: ${(executorRss(sqlite) / 2 ** 20).toFixed(0)} MiB`);
+      if (ONLY.includes("zipf")) console.log(executorFootprint(sqlite));
       if (ONLY.includes("publish")) {
         const { first, warm } = await publishThenCall(sqlite, token, await createApp(sqlite, token, trivialApp("bench-publish")), publishedModule, PUBLISHES);
         console.log(`a call 200 ms after its publish: ${formatTimes(first)}; the next call: ${formatTimes(warm)}`);
@@ -280,6 +280,7 @@ async function main(): Promise<void> {
     const results: Record<string, Result> = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
     const creates = await measure(client, { create: createRow }, { concurrency: CONCURRENCY, msPerRow: 2000 });
     const rss = executorRss(sqlite);
+    const footprint = executorFootprint(sqlite);
     const { first, floor } = await firstCalls(sqlite, token, fresh, FIRST_CALLS);
     const published = await publishThenCall(sqlite, token, await createApp(sqlite, token, trivialApp("bench-publish")), publishedModule, PUBLISHES);
     const share = await writeShareRow(sqlite, client, httpTarget);
@@ -309,7 +310,7 @@ async function main(): Promise<void> {
     console.log(`first call of a new revision (${FIRST_CALLS} revisions, over HTTP): ${formatTimes(first)}`);
     console.log(`workerd alone building a fresh isolate per call, in turn with those: ${formatTimes(floor)}`);
     console.log(`a call 200 ms after its publish (${PUBLISHES} publishes): ${formatTimes(published.first)}; the next call: ${formatTimes(published.warm)}`);
-    console.log(`executors' RSS after the Zipf row: ${(rss / 2 ** 20).toFixed(0)} MiB`);
+    console.log(footprint);
     console.log(formatShare(WRITES, share));
     console.log(formatShare(READS, readShare));
     console.log(formatShare(RELOADS, renderShare));

@@ -41,6 +41,14 @@ export function executorRss(b: Brickyard): number {
   return b.built.ctx.executor.pool.rssBytes();
 }
 
+/** What the executors hold: their RSS and isolates together, and so the RSS an isolate costs. */
+export function executorFootprint(b: Brickyard): string {
+  const { pool } = b.built.ctx.executor;
+  const rss = pool.rssBytes();
+  const { isolates } = pool.census();
+  return `executors' RSS after the Zipf row: ${(rss / 2 ** 20).toFixed(0)} MiB for ${isolates} isolates in ${pool.pids().length} processes (~${(rss / 2 ** 20 / Math.max(1, isolates)).toFixed(1)} MiB each)`;
+}
+
 /**
  * An agent's edit, then its call: `count` times, a new revision is published, 200 ms pass (the
  * agent reading the answer), and its first call is timed; then a second call of the same
