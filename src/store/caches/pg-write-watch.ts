@@ -52,12 +52,17 @@ export class PgWriteWatch implements ReadStamp {
     this.connect();
   }
 
-  /** Calls `listener` whenever the channel is lost (with why) and when it delivers again. */
+  /** Calls `listener` when the channel is lost (with why) and when it delivers again: once each, in turn. */
   onHealth(listener: (healthy: boolean, error?: unknown) => void): void {
     this.listeners.push(listener);
   }
 
+  /** What listeners were last told: an outage is told once, not at each failed reconnect. */
+  private told: boolean | null = null;
+
   private tell(healthy: boolean, error?: unknown): void {
+    if (this.told === healthy) return;
+    this.told = healthy;
     for (const listener of this.listeners) listener(healthy, error);
   }
 
