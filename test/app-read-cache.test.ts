@@ -248,6 +248,18 @@ export default { async fetch(request, env) { return Response.json({ ok: true, va
     expect((await call()).body.value).toEqual({ v: 2, secret: null });
   });
 
+  it("finds a published revision's app row kept by its warm-up: its first call reads none", async () => {
+    const appId = url.split("/")[2] ?? "";
+    const put = await server.client.put(`/app/${appId}`, { module: V1.replace("v: 1", "v: 3") }, { token: owner.token });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    await server.ctx.runner.warmed(appId);
+    let answered: unknown;
+    expect(await readsOf(async () => (answered = (await call()).body.value))).toBe(0);
+    expect(answered).toEqual({ v: 3, secret: null });
+    // Back to the source the cases below expect.
+    expect((await server.client.put(`/app/${appId}`, { module: V1.replace("v: 1", "v: 2") }, { token: owner.token })).status).toBe(200);
+  });
+
   it("gives the very next call a secret set, then replaced, through the API", async () => {
     const appId = url.split("/")[2] ?? "";
     expect((await server.client.post(`/app/${appId}/secrets`, { name: "API_KEY", value: "first" }, { token: owner.token })).status).toBe(201);

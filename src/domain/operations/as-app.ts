@@ -20,7 +20,7 @@ export class AppRunner {
   private readonly nextWarm = new Map<string, { revision: number; staged: Staged | null }>();
 
   constructor(
-    private readonly apps: Pick<Apps, "get" | "mustFind">,
+    private readonly apps: Pick<Apps, "getWithTokenEpoch" | "mustFind">,
     private readonly targets: Targets,
     private readonly operations: Operations,
   ) {}
@@ -81,7 +81,9 @@ export class AppRunner {
 
   /** Warms the app's active revision; `staged` holds the code of `revision`, the one its write published. */
   private async warmNow(appId: string, revision: number, staged: Staged | null): Promise<void> {
-    const app = await this.apps.get(appId);
+    // Read as an op call reads it: the revision's first call then finds the app's row kept
+    // (a miss cost that call ~0.35 ms in the publish row).
+    const { app } = await this.apps.getWithTokenEpoch(appId);
     if (app === null) return;
     const target = await this.target(app);
     // The staged isolate holds this write's code with the secrets of its day. It is the active
