@@ -20,6 +20,7 @@ import { request } from "undici";
 import { formatRow, LoadClient, measure, percentile, type Result, type Target } from "./lib/measure.ts";
 import { bareFastify, bareWorkerd, brickyard, freshIsolates, loaderCeiling, staticCeiling, type Brickyard } from "./lib/servers.ts";
 import { floodShare, type FloodShare } from "./lib/flood-share.ts";
+import { call, timedCall } from "./lib/requests.ts";
 import { createApps, executorFootprint, executorRss, p99, publishThenCall, ZIPF_APPS, ZIPF_S, zipfRow } from "./lib/many-apps.ts";
 import { sessionCookieName } from "../src/http/auth.ts";
 
@@ -74,15 +75,6 @@ async function benchUser(b: Brickyard): Promise<string> {
   return (await b.built.ctx.tokens.mintUserToken(await benchPerson(b), {})).token;
 }
 
-async function call(url: string, method: string, token: string | null, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await request(url, {
-    method: method as "POST",
-    headers: { "content-type": "application/json", ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify(body),
-  });
-  return { status: res.statusCode, json: (await res.body.json()) as Record<string, unknown> };
-}
-
 async function createApp(b: Brickyard, token: string, module: string): Promise<string> {
   const created = await call(`${b.url}/app`, "POST", token, { module });
   if (created.status !== 201) throw new Error(`creating a bench app answered ${created.status}: ${JSON.stringify(created.json)}`);
@@ -134,18 +126,10 @@ async function firstCalls(b: Brickyard, token: string, fresh: { url: string }, c
   for (let revision = 2; revision <= count + 1; revision++) {
     const put = await call(`${b.url}/app/${appId}`, "PUT", token, { module: trivialApp("bench-first").replace("value: 1", `value: ${revision}`) });
     if (put.status !== 200) throw new Error(`PUT answered ${put.status}: ${JSON.stringify(put.json)}`);
-    first.push(await timedFirstCall(`${b.url}/app/${appId}/api/op`, token, revision));
-    floor.push(await timedFirstCall(`${fresh.url}/app/x/api/op?revision=${revision}`, null, revision));
+    first.push(await timedCall(`${b.url}/app/${appId}/api/op`, token, revision));
+    floor.push(await timedCall(`${fresh.url}/app/x/api/op?revision=${revision}`, null, revision));
   }
   return { first: first.sort((x, y) => x - y), floor: floor.sort((x, y) => x - y) };
-}
-
-async function timedFirstCall(url: string, token: string | null, revision: number): Promise<number> {
-  const start = performance.now();
-  const answer = await call(url, "POST", token, {});
-  const ms = performance.now() - start;
-  if (answer.json.value !== revision) throw new Error(`the first call of revision ${revision} at ${url} answered ${JSON.stringify(answer.json)}`);
-  return ms;
 }
 
 const formatTimes = (times: readonly number[]): string =>

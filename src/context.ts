@@ -44,7 +44,7 @@ import { Feedback } from "./domain/app-page/feedback.ts";
 import { FeedbackReplies } from "./domain/app-page/feedback-reply.ts";
 import { RenderTokens } from "./domain/app-page/render-tokens.ts";
 import { openBlobStore } from "./blobs/open.ts";
-import { ContentObjects } from "./blobs/objects.ts";
+import { ContentObjects, readObject } from "./blobs/objects.ts";
 import { pgLiveTransport } from "./domain/events/pg-transport.ts";
 import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
 import { AppLogs, pgLogTransport } from "./domain/logs/index.ts";
@@ -322,12 +322,6 @@ function appSecrets(db: Kysely<Database>, clock: Clock, secrets: Secrets): Secre
   };
 }
 
-/** A bundle kept as an object (S3); a row naming one needs the store it is in. */
-async function objectText(objects: ContentObjects | null, hash: string): Promise<string> {
-  if (objects === null) throw new Error(`bundle object ${hash} is in an S3 blob store, and none is configured`);
-  return (await objects.get(hash)).toString("utf8");
-}
-
 /** The executor loads code by (app, revision) from the kept revisions (see appCode). */
 function appCodeSource(db: Kysely<Database>, objects: ContentObjects | null): CodeSource {
   return {
@@ -337,7 +331,7 @@ function appCodeSource(db: Kysely<Database>, objects: ContentObjects | null): Co
       if (code.buildDigest === null) return appCode(code.module, code.manifest);
       const bundle = await db.selectFrom("build_bundles").select(["bundle", "object_hash", "node_builtins"]).where("input_digest", "=", code.buildDigest).executeTakeFirst();
       if (bundle === undefined) throw new Error(`the bundle ${code.buildDigest} of revision ${revision} of app ${appId} is missing`);
-      const text = bundle.object_hash === null ? bundle.bundle : await objectText(objects, bundle.object_hash);
+      const text = bundle.object_hash === null ? bundle.bundle : (await readObject(objects, bundle.object_hash)).toString("utf8");
       return appCode(code.module, code.manifest, { module: text, nodeBuiltins: Number(bundle.node_builtins) > 0 });
     },
   };

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { loadConfig } from "../src/config/config.ts";
-import { withNamedStatements } from "../src/store/pg-statements.ts";
+import { withStatementHooks } from "../src/store/pg-statements.ts";
 import { createTestDatabase } from "./helpers/dialects.ts";
 
 const reachable = inject("pgAdminUrl") !== null;
@@ -14,7 +14,7 @@ const reachable = inject("pgAdminUrl") !== null;
     database = await createTestDatabase();
     // One connection, so every query below meets the same server session.
     raw = new pg.Pool({ connectionString: database.url, max: 1 });
-    pool = withNamedStatements(raw);
+    pool = withStatementHooks(raw, { prepare: true, watch: null });
     await raw.query("create table things (id int primary key, label text)");
     await raw.query("insert into things values (1, 'one'), (2, 'two')");
   });

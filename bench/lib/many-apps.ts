@@ -1,18 +1,13 @@
 // Rows about many apps and new revisions, as a host of agents' apps sees them: thousands of apps
 // called with skewed popularity (most calls to a few, the rest spread over a long tail whose
 // isolates come and go), and an agent's publish followed by its call.
-import { request } from "undici";
 import type { Row, Target } from "./measure.ts";
 import { percentile } from "./measure.ts";
+import { call, timedCall } from "./requests.ts";
 import type { Brickyard } from "./servers.ts";
 
 export const ZIPF_APPS = 5000;
 export const ZIPF_S = 1.1;
-
-async function post(url: string, token: string, body: unknown, method: "POST" | "PUT" = "POST"): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await request(url, { method, headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
-  return { status: res.statusCode, json: (await res.body.json()) as Record<string, unknown> };
-}
 
 /** Creates `count` apps of `module(i)` from 8 loops at once; their ids, in creation order. */
 export async function createApps(b: Brickyard, token: string, count: number, module: (i: number) => string): Promise<string[]> {
@@ -21,7 +16,7 @@ export async function createApps(b: Brickyard, token: string, count: number, mod
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       for (let i = next++; i < count; i = next++) {
-        const created = await post(`${b.url}/app`, token, { module: module(i) });
+        const created = await call(`${b.url}/app`, "POST", token, { module: module(i) });
         if (created.status !== 201) throw new Error(`creating app ${i} answered ${created.status}: ${JSON.stringify(created.json)}`);
         ids[i] = created.json.id as string;
       }
@@ -59,21 +54,13 @@ export async function publishThenCall(b: Brickyard, token: string, appId: string
   const first: number[] = [];
   const warm: number[] = [];
   for (let revision = 2; revision <= count + 1; revision++) {
-    const put = await post(`${b.url}/app/${appId}`, token, { module: module(revision) }, "PUT");
+    const put = await call(`${b.url}/app/${appId}`, "PUT", token, { module: module(revision) });
     if (put.status !== 200) throw new Error(`PUT answered ${put.status}: ${JSON.stringify(put.json)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
     first.push(await timedCall(`${b.url}/app/${appId}/api/op`, token, revision));
     warm.push(await timedCall(`${b.url}/app/${appId}/api/op`, token, revision));
   }
   return { first: first.sort((x, y) => x - y), warm: warm.sort((x, y) => x - y) };
-}
-
-async function timedCall(url: string, token: string, revision: number): Promise<number> {
-  const start = performance.now();
-  const answer = await post(url, token, {});
-  const ms = performance.now() - start;
-  if (answer.json.value !== revision) throw new Error(`a call of revision ${revision} answered ${JSON.stringify(answer.json)}`);
-  return ms;
 }
 
 export const p99 = (sorted: readonly number[]): number => percentile(sorted, 0.99);

@@ -10,8 +10,9 @@ import { BlobReadCache } from "./read-cache.ts";
  * between its touch and its commit (an upload, then one transaction), short enough that an app
  * overwriting its values leaves minutes of garbage, not hours.
  */
-export const OBJECT_GRACE_MS = 10 * 60 * 1000;
+const OBJECT_GRACE_MS = 10 * 60 * 1000;
 const SWEEP_BATCH = 500;
+const TOUCH_BATCH = 500;
 /** One sweep stops after this long; the next run goes on where it stopped. */
 const SWEEP_BUDGET_MS = 60_000;
 
@@ -55,12 +56,29 @@ export class ContentObjects {
 
   /** Marks an object that a commit about to be made will refer to (a restore's, a copy's), so no sweep takes it meanwhile. */
   async touch(hash: string, size: number): Promise<void> {
+    await this.touchAll([{ object_hash: hash, size }]);
+  }
+
+  /** `touch` for every object `rows` name (rows naming none are skipped), a statement per TOUCH_BATCH objects. */
+  async touchAll(rows: readonly { object_hash: string | null; size: number }[]): Promise<void> {
+    // Each object once: one statement may not upsert a row twice (PostgreSQL refuses).
+    const sizes = new Map<string, number>();
+    for (const row of rows) if (row.object_hash !== null) sizes.set(row.object_hash, Number(row.size));
+    const objects = [...sizes];
     const now = this.clock.now();
-    await this.db
-      .insertInto("blob_objects")
-      .values({ hash, size, touched_at: now })
-      .onConflict((oc) => oc.column("hash").doUpdateSet({ touched_at: now }))
-      .execute();
+    for (let i = 0; i < objects.length; i += TOUCH_BATCH) {
+      const values = objects.slice(i, i + TOUCH_BATCH).map(([hash, size]) => ({ hash, size, touched_at: now }));
+      await this.db
+        .insertInto("blob_objects")
+        .values(values)
+        .onConflict((oc) => oc.column("hash").doUpdateSet({ touched_at: now }))
+        .execute();
+    }
+  }
+
+  /** `touch` for the objects an app's blob values refer to (a snapshot or a copy of them is about to). */
+  async touchApp(appId: string): Promise<void> {
+    await this.touchAll(await this.db.selectFrom("app_blobs").select(["object_hash", "size"]).where("app_id", "=", appId).where("object_hash", "is not", null).execute());
   }
 
   /** The object's bytes; throws when a row refers to an object the store does not have. */
@@ -102,8 +120,14 @@ export class ContentObjects {
   }
 }
 
+/** The bytes of the object a row names; a row naming one needs the S3 store it is in (`objects`). */
+export async function readObject(objects: ContentObjects | null, hash: string): Promise<Buffer> {
+  if (objects === null) throw new Error(`blob object ${hash} is in an S3 blob store, and none is configured`);
+  return objects.get(hash);
+}
+
 /** The object's key in the blob store, spread over 256 prefixes. */
-export function keyOf(hash: string): string {
+function keyOf(hash: string): string {
   if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`refusing object hash ${JSON.stringify(hash)}`);
   return `objects/${hash.slice(0, 2)}/${hash}`;
 }

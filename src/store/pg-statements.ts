@@ -99,8 +99,3 @@ export function withStatementHooks(pool: pg.Pool, options: { prepare: boolean; w
     },
   });
 }
-
-/** Named statements alone (see withStatementHooks). */
-export function withNamedStatements(pool: pg.Pool): pg.Pool {
-  return withStatementHooks(pool, { prepare: true, watch: null });
-}

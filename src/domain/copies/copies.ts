@@ -150,10 +150,7 @@ export class Copies {
   private async insertCopy(id: string, userId: string, prepared: PreparedSource, plan: CopyPlan, idempotency: { key: string; bodyHash: string } | null) {
     const staged = plan.includeData ? await this.stageData(plan.sourceAppId, id) : null;
     // The objects the copy will refer to stay out of the object sweep's reach meanwhile.
-    if (plan.includeData && this.objects !== null) {
-      const held = await this.db.selectFrom("app_blobs").select(["object_hash", "size"]).where("app_id", "=", plan.sourceAppId).where("object_hash", "is not", null).execute();
-      for (const row of held) if (row.object_hash !== null) await this.objects.touch(row.object_hash, Number(row.size));
-    }
+    if (plan.includeData) await this.objects?.touchApp(plan.sourceAppId);
     const now = this.clock.now();
     let copied: CopyResult["copiedData"];
     try {

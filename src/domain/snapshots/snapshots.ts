@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { ExpressionBuilder, Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
@@ -9,7 +9,7 @@ import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { UUID } from "../ids.ts";
 import { APP_CAP_BYTES, type AppStorage } from "../../runtime/index.ts";
-import type { ContentObjects } from "../../blobs/objects.ts";
+import { ContentObjects, readObject } from "../../blobs/objects.ts";
 
 /** DECISIONS §9: the newest 10 snapshots of an app are kept. */
 export const SNAPSHOTS_KEPT = 10;
@@ -69,7 +69,7 @@ export class Snapshots {
     const now = this.clock.now();
     const id = randomUUID();
     // The objects this snapshot will refer to stay out of the object sweep's reach meanwhile.
-    await this.touchObjects(this.db.selectFrom("app_blobs").select(["object_hash", "size"]).where("app_id", "=", app.id).where("object_hash", "is not", null));
+    await this.objects?.touchApp(app.id);
     const view = await this.db.transaction().execute(async (trx) => {
       await lockKey(trx, this.dialect, SHARED_VALUES, "shared");
       const live = await liveEntries(trx, app.id);
@@ -147,7 +147,7 @@ export class Snapshots {
       // Values are kept by content whatever holds them: a KV value's bytes may have been captured
       // first as a blob's object (the same sha256), and are read from it.
       if (e.store === "kv") {
-        const text = value.object_hash === null ? data.toString("utf8") : (await this.objectsFor(value.object_hash).get(value.object_hash)).toString("utf8");
+        const text = (value.object_hash === null ? data : await readObject(this.objects, value.object_hash)).toString("utf8");
         await trx.insertInto("app_kv").values({ app_id: appId, key: e.key, value: text, size, updated_at: now }).execute();
       }
       // A blob held as an object goes back as a reference to it (the snapshot's value holds it meanwhile).
@@ -165,19 +165,15 @@ export class Snapshots {
    * until the rows it writes back refer to them (a prune beside it may drop the snapshot's values).
    */
   async beforeRestore(snapshotId: string): Promise<void> {
-    if (!UUID.test(snapshotId)) return;
-    await this.touchObjects(
-      this.db
+    if (this.objects === null || !UUID.test(snapshotId)) return;
+    await this.objects.touchAll(
+      await this.db
         .selectFrom("snapshot_values")
         .select(["object_hash", "size"])
         .where("object_hash", "is not", null)
-        .where("hash", "in", this.db.selectFrom("snapshot_entries").select("hash").where("snapshot_id", "=", snapshotId)),
+        .where("hash", "in", this.db.selectFrom("snapshot_entries").select("hash").where("snapshot_id", "=", snapshotId))
+        .execute(),
     );
-  }
-
-  private objectsFor(hash: string): ContentObjects {
-    if (this.objects === null) throw new Error(`blob object ${hash} is in an S3 blob store, and none is configured`);
-    return this.objects;
   }
 
   /** After a restore committed: caches and live streams learn what changed. */
@@ -191,12 +187,6 @@ export class Snapshots {
     const snapshot = await db.selectFrom("app_snapshots").select("id").where("id", "=", snapshotId).where("app_id", "=", appId).executeTakeFirst();
     if (snapshot === undefined) throw apiError("not_found", `this app has no snapshot ${snapshotId}`);
     return db.selectFrom("snapshot_entries").select(["store", "key", "hash", "size", "content_type"]).where("snapshot_id", "=", snapshotId).orderBy("store").orderBy("key").execute();
-  }
-
-  /** Marks the objects `rows` name (object_hash, size) as about to be referred to (ContentObjects.touch). */
-  private async touchObjects(rows: { execute(): Promise<{ object_hash: string | null; size: number }[]> }): Promise<void> {
-    if (this.objects === null) return;
-    for (const row of await rows.execute()) if (row.object_hash !== null) await this.objects.touch(row.object_hash, Number(row.size));
   }
 
   /** Distinct bytes the app's snapshots hold (what they add to its storage). */
@@ -256,6 +246,6 @@ async function liveEntries(db: Kysely<Database>, appId: string): Promise<(Pick<E
 
 const EMPTY = Buffer.alloc(0);
 
-function digest(data: Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
-}
+// The same hash an object is named by (ContentObjects), so a value captured from a blob held as
+// an object and one captured from bytes in a row are one value.
+const digest = (data: Buffer): string => ContentObjects.hashOf(data);

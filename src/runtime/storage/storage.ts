@@ -2,7 +2,7 @@ import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
 import { ensureUsageRow, lockForWrite, PreparedQuery, TurnBatch, WriteBatcher, type Database, type Store } from "../../store/index.ts";
-import type { ContentObjects } from "../../blobs/objects.ts";
+import { readObject, type ContentObjects } from "../../blobs/objects.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
@@ -224,7 +224,7 @@ export class AppStorage {
       .where("key", "=", checkKey(key))
       .executeTakeFirst();
     if (row === undefined) return null;
-    const data = row.object_hash === null ? Buffer.from(row.data) : await this.objectsFor(row.object_hash).get(row.object_hash);
+    const data = row.object_hash === null ? Buffer.from(row.data) : await readObject(this.objects, row.object_hash);
     return { data, contentType: row.content_type, size: Number(row.size) };
   }
 
@@ -234,12 +234,6 @@ export class AppStorage {
 
   async blobList(appId: string, options: ListOptions): Promise<ListPage> {
     return this.list("app_blobs", appId, options);
-  }
-
-  /** Where a row's object is read from: a row naming one needs the store it is in. */
-  private objectsFor(hash: string): ContentObjects {
-    if (this.objects === null) throw new Error(`blob object ${hash} is in an S3 blob store, and none is configured`);
-    return this.objects;
   }
 
   /** Bytes the app's values take, from the running counter. */

@@ -4,7 +4,7 @@ import type { ReadStamp } from "./stamped-cache.ts";
 import { WriteWatch } from "./write-watch.ts";
 
 /** The channel migration 030's triggers notify on when a row a hot-path read joins changes. */
-export const CACHE_CHANNEL = "brickyard_cache";
+const CACHE_CHANNEL = "brickyard_cache";
 /** How often the listening connection proves itself (a notification it sends comes back). */
 const BEAT_MS = 200;
 /** A stamp is handed out only while the newest beat back was sent within this long. */
@@ -13,7 +13,7 @@ const FRESH_MS = 600;
 const STALLED_MS = 5000;
 const RECONNECT_MS = 500;
 /** How the listening connection names itself in pg_stat_activity. */
-export const WATCH_APPLICATION_NAME = "brickyard-cache-watch";
+const WATCH_APPLICATION_NAME = "brickyard-cache-watch";
 
 /**
  * WriteWatch's counterpart on PostgreSQL, where other instances write too. The stamp moves:
