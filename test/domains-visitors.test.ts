@@ -112,7 +112,7 @@ describeEachDialect("custom domains: each anonymous visitor has a store of their
     expect(await rows()).toBe(2);
     // A year without a write: a visitor's store goes with the hourly sweep; a recent one stays.
     const [stale] = await server.ctx.db.selectFrom("visitor_kv").select("visitor_id").where("app_id", "=", appId).execute();
-    await server.ctx.db.updateTable("visitor_kv").set({ updated_at: Date.now() - 366 * 24 * 3600 * 1000 }).where("visitor_id", "=", stale?.visitor_id ?? "").execute();
+    await server.ctx.db.updateTable("visitor_stores").set({ updated_at: Date.now() - 366 * 24 * 3600 * 1000 }).where("visitor_id", "=", stale?.visitor_id ?? "").execute();
     expect(await server.ctx.visitors.sweep()).toBe(1);
     expect(await rows()).toBe(1);
     expect((await server.client.delete(`/app/${appId}`, { token: owner.token })).status).toBe(200);

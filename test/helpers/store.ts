@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrate, openStore, type Dialect, type Store } from "../../src/store/index.ts";
+import { migrate, openStore, type Dialect, type Store, type StoreOptions } from "../../src/store/index.ts";
 import { createTestDatabase } from "./dialects.ts";
 
 export interface TestStore extends Store {
@@ -15,10 +15,10 @@ export interface TestStore extends Store {
  * A migrated store of the given dialect in its own directory or database, for domain-level tests
  * (unmigrated with `migrate: false`, for migration tests).
  */
-export async function openTestStore(dialect: Dialect, options: { migrate?: boolean } = {}): Promise<TestStore> {
+export async function openTestStore(dialect: Dialect, options: { migrate?: boolean; log?: StoreOptions["log"] } = {}): Promise<TestStore> {
   const dataDir = mkdtempSync(join(tmpdir(), "brickyard-store-"));
   const database = dialect === "postgres" ? await createTestDatabase() : null;
-  const store = openStore({ databaseUrl: database?.url ?? null, dataDir });
+  const store = openStore({ databaseUrl: database?.url ?? null, dataDir, ...(options.log === undefined ? {} : { log: options.log }) });
   if (options.migrate !== false) await migrate(store);
   return {
     ...store,

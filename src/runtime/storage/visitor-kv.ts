@@ -18,17 +18,33 @@ export interface VisitorStore {
   visitorId: string;
 }
 
+/** The caps a visitor's write is checked against: each visitor's store, and all of an app's together. */
+export interface VisitorCaps {
+  store: number;
+  visitors: number;
+}
+
+const CAPS: VisitorCaps = { store: APP_CAP_BYTES, visitors: VISITORS_CAP_BYTES };
+
+/** Idle visitors' stores the sweep removes in one transaction. */
+const SWEEP_BATCH = 200;
+
 /**
  * The KV store of one anonymous visitor of an app on its custom domain (DECISIONS §12). Apart
  * from the app's own (its own table): an op call made for a visitor reads and writes only here,
  * with the app's caps for each visitor's store and one app's worth for all of them together, no
  * write-behind and no cached reads (the isolate's cache holds the app's values). A visitor's
  * writes send no live `data` events: those are the owner's store's.
+ *
+ * What the stores hold is kept as running totals (`visitor_stores` per visitor, `visitor_totals`
+ * per app, migration 032), changed in the transaction that changes the values, under the app's
+ * lock: a write reads two rows and the keys it replaces, whatever the app's visitors hold.
  */
 export class VisitorKv {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly caps: VisitorCaps = CAPS,
   ) {}
 
   async get(s: VisitorStore, key: string): Promise<string | null> {
@@ -42,17 +58,22 @@ export class VisitorKv {
     if (entries.length === 0) return;
     await this.store.db.transaction().execute(async (trx) => {
       // An app's visitors' writes take turns (PostgreSQL), so two of them cannot both fit under a cap.
-      await lockKey(trx, this.store.dialect, `visitor-kv:${s.appId}`);
-      const bytes = (q: ReturnType<typeof trx.selectFrom<"visitor_kv">>) => q.select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes")).executeTakeFirstOrThrow();
-      const mine = trx.selectFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId);
-      const used = Number((await bytes(mine)).bytes);
-      const replaced = Number((await bytes(mine.where("key", "in", entries.map((e) => e.key)))).bytes);
+      await lockKey(trx, this.store.dialect, visitorsLock(s.appId));
+      const used = Number((await trx.selectFrom("visitor_stores").select("bytes").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).executeTakeFirst())?.bytes ?? 0);
+      const everyone = Number((await trx.selectFrom("visitor_totals").select("bytes").where("app_id", "=", s.appId).executeTakeFirst())?.bytes ?? 0);
+      const old = await trx
+        .selectFrom("visitor_kv")
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
+        .where("app_id", "=", s.appId)
+        .where("visitor_id", "=", s.visitorId)
+        .where("key", "in", entries.map((e) => e.key))
+        .executeTakeFirstOrThrow();
+      const replaced = Number(old.bytes);
       const adding = entries.reduce((sum, e) => sum + e.size, 0);
-      if (used - replaced + adding > APP_CAP_BYTES) storageFull(used, adding, replaced);
+      if (used - replaced + adding > this.caps.store) storageFull(used, adding, replaced);
       // Anyone can become a new visitor: all of an app's visitors together hold what one store may.
-      const everyone = Number((await bytes(trx.selectFrom("visitor_kv").where("app_id", "=", s.appId))).bytes);
-      if (everyone - replaced + adding > VISITORS_CAP_BYTES) {
-        throw apiError("storage_full", `this app's visitors' stores together would hold ${everyone - replaced + adding} bytes; together they hold at most ${VISITORS_CAP_BYTES}`);
+      if (everyone - replaced + adding > this.caps.visitors) {
+        throw apiError("storage_full", `this app's visitors' stores together would hold ${everyone - replaced + adding} bytes; together they hold at most ${this.caps.visitors}`);
       }
       const now = this.clock.now();
       for (const { key, value, size } of entries) {
@@ -62,12 +83,32 @@ export class VisitorKv {
           .onConflict((oc) => oc.columns(["app_id", "visitor_id", "key"]).doUpdateSet({ value, size, updated_at: now }))
           .execute();
       }
+      const bytes = used - replaced + adding;
+      await trx
+        .insertInto("visitor_stores")
+        .values({ app_id: s.appId, visitor_id: s.visitorId, bytes, updated_at: now })
+        .onConflict((oc) => oc.columns(["app_id", "visitor_id"]).doUpdateSet({ bytes, updated_at: now }))
+        .execute();
+      const total = everyone - replaced + adding;
+      await trx
+        .insertInto("visitor_totals")
+        .values({ app_id: s.appId, bytes: total })
+        .onConflict((oc) => oc.column("app_id").doUpdateSet({ bytes: total }))
+        .execute();
     });
   }
 
   async delete(s: VisitorStore, key: string): Promise<boolean> {
-    const result = await this.store.db.deleteFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).where("key", "=", checkKey(key)).executeTakeFirst();
-    return result.numDeletedRows > 0n;
+    checkKey(key);
+    return await this.store.db.transaction().execute(async (trx) => {
+      await lockKey(trx, this.store.dialect, visitorsLock(s.appId));
+      const gone = await trx.deleteFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).where("key", "=", key).returning("size").executeTakeFirst();
+      if (gone === undefined) return false;
+      const size = Number(gone.size);
+      await trx.updateTable("visitor_stores").set((eb) => ({ bytes: eb("bytes", "-", size) })).where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).execute();
+      await trx.updateTable("visitor_totals").set((eb) => ({ bytes: eb("bytes", "-", size) })).where("app_id", "=", s.appId).execute();
+      return true;
+    });
   }
 
   async list(s: VisitorStore, options: ListOptions): Promise<ListPage> {
@@ -82,34 +123,47 @@ export class VisitorKv {
   }
 
   /**
-   * The hourly sweep: a visitor not seen for `idleMs` (no write to any of their keys) loses their
-   * store, as a browser's site data would go. Anyone can become a visitor, so stores must not
-   * pile up for good.
+   * The hourly sweep: a visitor not seen for `idleMs` (no write to their store) loses it, as a
+   * browser's site data would go. Anyone can become a visitor, so stores must not pile up for
+   * good. Returns how many stores went.
    */
   async sweep(idleMs = VISITOR_IDLE_MS): Promise<number> {
     const cutoff = this.clock.now() - idleMs;
-    const result = await this.store.db
-      .deleteFrom("visitor_kv")
-      .where((eb) =>
-        eb.and([
-          eb("updated_at", "<=", cutoff),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom("visitor_kv as recent")
-                .select("recent.key")
-                .whereRef("recent.app_id", "=", "visitor_kv.app_id")
-                .whereRef("recent.visitor_id", "=", "visitor_kv.visitor_id")
-                .where("recent.updated_at", ">", cutoff),
-            ),
-          ),
-        ]),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+    let swept = 0;
+    for (;;) {
+      const idle = await this.store.db.selectFrom("visitor_stores").select(["app_id", "visitor_id"]).where("updated_at", "<=", cutoff).orderBy("updated_at").limit(SWEEP_BATCH).execute();
+      if (idle.length === 0) return swept;
+      for (const [appId, visitorIds] of groupBy(idle)) swept += await this.removeIdle(appId, visitorIds, cutoff);
+      if (idle.length < SWEEP_BATCH) return swept;
+    }
+  }
+
+  /** Removes those of `visitorIds`' stores still idle since `cutoff` under the app's lock (a write may have come meanwhile). */
+  private async removeIdle(appId: string, visitorIds: readonly string[], cutoff: number): Promise<number> {
+    return await this.store.db.transaction().execute(async (trx) => {
+      await lockKey(trx, this.store.dialect, visitorsLock(appId));
+      const gone = await trx.deleteFrom("visitor_stores").where("app_id", "=", appId).where("visitor_id", "in", visitorIds).where("updated_at", "<=", cutoff).returning(["visitor_id", "bytes"]).execute();
+      if (gone.length === 0) return 0;
+      await trx.deleteFrom("visitor_kv").where("app_id", "=", appId).where("visitor_id", "in", gone.map((g) => g.visitor_id)).execute();
+      const freed = gone.reduce((sum, g) => sum + Number(g.bytes), 0);
+      await trx.updateTable("visitor_totals").set((eb) => ({ bytes: eb("bytes", "-", freed) })).where("app_id", "=", appId).execute();
+      return gone.length;
+    });
   }
 
   private scope(s: VisitorStore) {
     return this.store.db.selectFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId);
   }
+}
+
+const visitorsLock = (appId: string): string => `visitor-kv:${appId}`;
+
+function groupBy(rows: readonly { app_id: string; visitor_id: string }[]): Map<string, string[]> {
+  const byApp = new Map<string, string[]>();
+  for (const { app_id, visitor_id } of rows) {
+    const ids = byApp.get(app_id);
+    if (ids === undefined) byApp.set(app_id, [visitor_id]);
+    else ids.push(visitor_id);
+  }
+  return byApp;
 }

@@ -31,6 +31,7 @@ import * as m028 from "./028-domains.ts";
 import * as m029 from "./029-visitor-kv.ts";
 import * as m030 from "./030-cache-notify.ts";
 import * as m031 from "./031-blob-objects.ts";
+import * as m032 from "./032-visitor-usage.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -70,6 +71,7 @@ const steps: Record<string, Step> = {
   "029-visitor-kv": m029,
   "030-cache-notify": m030,
   "031-blob-objects": m031,
+  "032-visitor-usage": m032,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -9,7 +9,7 @@ import type { OpCallCountsTable } from "./call-counts.ts";
 import type { AbuseReportsTable, AuditLogTable } from "./operators.ts";
 import type { OauthRecordsTable } from "./oauth.ts";
 import type { AppDomainsTable } from "./domains.ts";
-import type { VisitorKvTable } from "./visitor-kv.ts";
+import type { VisitorKvTable, VisitorStoresTable, VisitorTotalsTable } from "./visitor-kv.ts";
 import type { IdempotencyRecordsTable } from "./idempotency.ts";
 import type { FeedbackTable } from "./feedback.ts";
 import type { LeasesTable } from "./leases.ts";
@@ -35,6 +35,8 @@ export interface Database {
   oauth_records: OauthRecordsTable;
   app_domains: AppDomainsTable;
   visitor_kv: VisitorKvTable;
+  visitor_stores: VisitorStoresTable;
+  visitor_totals: VisitorTotalsTable;
   sessions: SessionsTable;
   tokens: TokensTable;
   token_epoch: TokenEpochTable;

@@ -8,3 +8,18 @@ export interface VisitorKvTable {
   size: number;
   updated_at: number;
 }
+
+/** One visitor's store as a whole: what it holds and when it was last written (migration 032). */
+export interface VisitorStoresTable {
+  app_id: string;
+  visitor_id: string;
+  bytes: number;
+  /** The store's last write: the sweep removes a store idle for a year. */
+  updated_at: number;
+}
+
+/** All of an app's visitors' stores together (migration 032). */
+export interface VisitorTotalsTable {
+  app_id: string;
+  bytes: number;
+}
