@@ -36,8 +36,17 @@ describeEachDialect("executor: op calls through workerd", (dialect) => {
   });
 
   it("gives secrets from the SecretsSource seam as env strings", async () => {
-    const app = h.code.publish("app-secret", appModule({ key: `async (i, env) => ({ key: env.API_KEY, keys: Object.keys(env) })` }), { routes: { key: {} } });
+    // A scope's first secret gives it a version (migration 019): 0 means it never had one.
+    const app = { ...h.code.publish("app-secret", appModule({ key: `async (i, env) => ({ key: env.API_KEY, keys: Object.keys(env) })` }), { routes: { key: {} } }), secretsVersion: 7 };
     expect(await h.call(app, "key")).toEqual({ key: "k-123", keys: ["API_KEY"] });
+    expect(h.secretReads).toContain("app-secret");
+  });
+
+  it("reads no secrets to build the isolate of an app whose secrets version is 0", async () => {
+    const app = h.code.publish("app-unsecret", appModule({ keys: `async (i, env) => Object.keys(env)` }), { routes: { keys: {} } });
+    expect(await h.call(app, "keys")).toEqual([]);
+    expect(h.secretReads).not.toContain("app-unsecret");
+    expect(h.code.loads).toBeGreaterThan(0);
   });
 
   it("leaves undeclared capabilities out of env and blocks fetch()", async () => {

@@ -42,6 +42,8 @@ export interface Harness {
   executor: Executor;
   ops: Operations;
   events: PoolEvent[];
+  /** The app ids whose secrets were read, in order. */
+  secretReads: string[];
   /** The first pool event from now on that `matches`. */
   nextEvent(matches: (event: PoolEvent) => boolean): Promise<PoolEvent>;
   /** Calls an op as the owner over http; returns the value or throws the ApiError. */
@@ -73,6 +75,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const activity = new Activity(store.db, clock);
   const code = new TestCodeSource();
   const events: PoolEvent[] = [];
+  const secretReads: string[] = [];
   const waiters = new Set<{ matches: (event: PoolEvent) => boolean; resolve: (event: PoolEvent) => void }>();
   const boot = () =>
     Executor.start({
@@ -83,7 +86,13 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       log: diag,
       clock,
       tuning: o.tuning,
-      secrets: { forApp: (appId) => Promise.resolve(o.secrets?.[appId] ?? {}) }, onEvent: (e) => {
+      secrets: {
+        forApp: (appId) => {
+          secretReads.push(appId);
+          return Promise.resolve(o.secrets?.[appId] ?? {});
+        },
+      },
+      onEvent: (e) => {
         events.push(e);
         for (const waiter of waiters) {
           if (!waiter.matches(e)) continue;
@@ -100,6 +109,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     activity,
     code,
     events,
+    secretReads,
     nextEvent: (matches) => new Promise((resolve) => waiters.add({ matches, resolve })),
     executor: await boot(),
     ops: undefined as unknown as Operations,

@@ -110,7 +110,9 @@ export class Executor {
       egress,
       bindings: (call) => bindings.handle(call),
     };
-    const bundle = (appId: string, revision: number) => codeBundle(code, o.secrets, appId, revision);
+    // Secrets version 0: the app has never had a secret (a set or delete moves it), so its
+    // isolate's build reads none, as a staged build's does (operations.ts).
+    const bundle = (appId: string, revision: number, secretsVersion: number) => codeBundle(code, o.secrets, appId, revision, secretsVersion === 0 ? {} : undefined);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
     const dropCachedReads = (appId: string) => pool.invalidate(appId, null, ++kvEpoch);

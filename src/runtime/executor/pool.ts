@@ -76,7 +76,7 @@ export class ExecutorPool {
     private readonly o: PoolOptions,
     private readonly clock: Clock,
     quarantine: Quarantine,
-    private readonly bundle: (appId: string, revision: number) => Promise<CodeBundle | null>,
+    private readonly bundle: (appId: string, revision: number, secretsVersion: number) => Promise<CodeBundle | null>,
   ) {
     this.lanes = lanesOf("", o.size, o.freeSize);
     this.fresh = o.newSize === 0 ? null : lanesOf("new-", o.newSize, o.freeSize === 0 ? 0 : o.newSize);
@@ -187,7 +187,7 @@ export class ExecutorPool {
     }
     // First call of this isolate in this process: send the code along, saving the supervisor a
     // round trip to the internal API. (If it is missing, the supervisor still asks for it.)
-    const code = call.staged?.code ?? (adopt !== null || member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision).catch(() => null));
+    const code = call.staged?.code ?? (adopt !== null || member.isolates.has(key) ? null : await this.bundle(call.appId, call.revision, call.secretsVersion).catch(() => null));
     const entry: Inflight = { appId: call.appId, startedAt: this.clock.now(), since: performance.now(), ...(call.requestId === undefined ? {} : { requestId: call.requestId }) };
     member.inflight.add(entry);
     member.ran.set(call.appId, entry.since);

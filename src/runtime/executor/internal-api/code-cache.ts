@@ -3,10 +3,13 @@ import type { SecretsSource } from "./backends.ts";
 
 export type { CodeBundle };
 
-/** Module from the cache, secrets fresh from their source (they change without a new revision). */
-export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number): Promise<CodeBundle | null> {
+/**
+ * Module from the cache, secrets fresh from their source (they change without a new revision).
+ * `vars` already known (an app whose secrets version is 0 has none) spare the secrets' read.
+ */
+export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number, vars?: Record<string, string>): Promise<CodeBundle | null> {
   const code = await cache.get(appId, revision);
-  return code === null ? null : bundleOf(secrets, appId, code);
+  return code === null ? null : bundleOf(secrets, appId, code, vars);
 }
 
 /** The bundle of any code of the app, published or not (Executor.stage); `vars` already known spare the secrets' read. */
@@ -14,16 +17,23 @@ export async function bundleOf(secrets: SecretsSource | undefined, appId: string
   return { appId, module: code.module, nodeCompat: code.nodeCompat === true, origins: code.origins, vars: vars ?? (secrets === undefined ? {} : await secrets.forApp(appId)) };
 }
 
+// What the kept sources may weigh together (UTF-16, as V8 holds them): a host's thousands of
+// small apps fit, and so do a few hundred at the 256 KiB module cap. A count alone let 1,000
+// entries hold up to 500 MiB, or let 5,000 small apps read their source again at every build.
+const MAX_BYTES = 64 * 1024 * 1024;
+
 /**
  * Source per (app, revision), kept in memory: a revision's source never changes, and each
- * executor process asks for it again whenever it starts that isolate.
+ * executor process asks for it again whenever it starts that isolate. The least recently asked
+ * for goes first once the sources together weigh more than `maxBytes`.
  */
 export class CodeCache {
-  private readonly entries = new Map<string, Promise<AppCode | null>>();
+  private readonly entries = new Map<string, { code: Promise<AppCode | null>; bytes: number }>();
+  private bytes = 0;
 
   constructor(
     private readonly source: CodeSource,
-    private readonly capacity = 1000,
+    private readonly maxBytes = MAX_BYTES,
   ) {}
 
   get(appId: string, revision: number): Promise<AppCode | null> {
@@ -32,22 +42,38 @@ export class CodeCache {
     if (hit !== undefined) {
       this.entries.delete(key);
       this.entries.set(key, hit);
-      return hit;
+      return hit.code;
     }
-    const loading = this.source.load(appId, revision);
-    this.entries.set(key, loading);
+    const entry = { code: this.source.load(appId, revision), bytes: 0 };
+    this.entries.set(key, entry);
     // A miss or a failure is not cached: the revision may be published a moment later.
-    loading.then(
+    entry.code.then(
       (code) => {
-        if (code === null) this.entries.delete(key);
+        if (code === null) this.forget(key, entry);
+        else if (this.entries.get(key) === entry) this.weigh(entry, 2 * code.module.length);
       },
-      () => this.entries.delete(key),
+      () => this.forget(key, entry),
     );
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
+    return entry.code;
+  }
+
+  /** What the kept sources weigh, in bytes, and how many there are. */
+  footprint(): { sources: number; bytes: number } {
+    return { sources: this.entries.size, bytes: this.bytes };
+  }
+
+  private weigh(entry: { bytes: number }, bytes: number): void {
+    entry.bytes = bytes;
+    this.bytes += bytes;
+    for (const [oldest, kept] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.forget(oldest, kept);
     }
-    return loading;
+  }
+
+  private forget(key: string, entry: { bytes: number }): void {
+    if (this.entries.get(key) !== entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
   }
 }
