@@ -121,7 +121,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const blobs = await openBlobStore(deps.config.blobStore);
   // With S3, app blob values, captured blobs and bundles are objects there; with files they stay
   // in their rows, as the database already keeps them beside those files (backups take both).
-  const objects = deps.config.blobStore.kind === "s3" ? new ContentObjects(db, blobs, clock) : null;
+  const objects = deps.config.blobStore.kind === "s3" ? new ContentObjects(db, blobs, clock, deps.store.dialect === "sqlite") : null;
   const live = new LiveEvents();
   // Several instances share PostgreSQL: live events travel between them through NOTIFY. Set up
   // before the executor starts, so a failure here leaves no child process behind.

@@ -26,18 +26,29 @@ const SWEEP_BUDGET_MS = 60_000;
  * - a write touches the object's row (`blob_objects`) and commits that, then writes the object,
  *   then commits the row that refers to it; its acknowledgement comes after all three;
  * - an object nothing refers to goes at the sweep (every 5 minutes), once untouched for
- *   OBJECT_GRACE_MS (longer than any write takes between its touch and its commit). The sweep deletes the row, under its
- *   lock, before the object and commits after: a writer touching the row meanwhile waits, then
- *   makes it anew and writes the object again after the delete.
+ *   OBJECT_GRACE_MS (longer than any write takes between its touch and its commit).
+ *   - PostgreSQL (instances side by side): the sweep deletes the row, under its lock, before the
+ *     object and commits after: a writer touching the row meanwhile waits, then makes it anew and
+ *     writes the object again after the delete.
+ *   - SQLite (one instance, one connection): that transaction would hold the only connection
+ *     through a request to S3, and every query of the service would wait on it. Instead the
+ *     sweep marks the object as going (in memory: this process is the only writer), deletes the
+ *     object, then the row if still untouched and unreferenced; a writer that touched the row
+ *     waits out a mark it finds after its touch, then writes the object again. Killed between
+ *     the two deletes, the row outlives its object and the next sweep takes it.
  */
 export class ContentObjects {
   // Objects never change under their name, so what was read stays right on every instance.
   private readonly cache: BlobReadCache;
+  /** SQLite: objects a sweep is deleting, each until its row is dealt with too. */
+  private readonly going = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly store: BlobStore,
     private readonly clock: Clock,
+    /** SQLite: this process is the only writer, and the sweep must not hold the one connection. */
+    private readonly soleWriter = false,
   ) {
     this.cache = new BlobReadCache(store);
   }
@@ -74,6 +85,8 @@ export class ContentObjects {
         .onConflict((oc) => oc.column("hash").doUpdateSet({ touched_at: now }))
         .execute();
     }
+    // After the touch: a sweep that marked one of these before it may be deleting the object.
+    for (const [hash] of objects) await this.going.get(hash);
   }
 
   /** `touch` for the objects an app's blob values refer to (a snapshot or a copy of them is about to). */
@@ -103,20 +116,39 @@ export class ContentObjects {
     const cutoff = this.clock.now() - OBJECT_GRACE_MS;
     const candidates = await this.db.selectFrom("blob_objects").select("hash").where("touched_at", "<", cutoff).where(unreferenced).limit(SWEEP_BATCH).execute();
     let removed = 0;
-    for (const { hash } of candidates) {
-      const gone = await this.db.transaction().execute(async (trx) => {
-        const deleted = await trx.deleteFrom("blob_objects").where("hash", "=", hash).where("touched_at", "<", cutoff).where(unreferenced).returning("hash").executeTakeFirst();
-        if (deleted === undefined) return false;
-        // Inside the transaction: a failed delete rolls the row back, and the next sweep tries
-        // again; a writer reaching for the object meanwhile waits for the row, then makes it anew.
-        // On SQLite this holds the one connection for the request (bounded by the S3 client's
-        // timeouts): the price of never deleting an object a commit is about to refer to.
-        await this.store.delete(keyOf(hash));
-        return true;
-      });
-      if (gone) removed += 1;
-    }
+    for (const { hash } of candidates) if (await (this.soleWriter ? this.removeAlone(hash, cutoff) : this.removeLocked(hash, cutoff))) removed += 1;
     return { candidates: candidates.length, gone: removed };
+  }
+
+  /** PostgreSQL: the row, then the object, in one transaction holding the row's lock. */
+  private async removeLocked(hash: string, cutoff: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const deleted = await trx.deleteFrom("blob_objects").where("hash", "=", hash).where("touched_at", "<", cutoff).where(unreferenced).returning("hash").executeTakeFirst();
+      if (deleted === undefined) return false;
+      // Inside the transaction: a failed delete rolls the row back, and the next sweep tries
+      // again; a writer reaching for the object meanwhile waits for the row, then makes it anew.
+      await this.store.delete(keyOf(hash));
+      return true;
+    });
+  }
+
+  /** SQLite: the object, then the row, with no transaction open across the request to S3 (see the class). */
+  private async removeAlone(hash: string, cutoff: number): Promise<boolean> {
+    if (this.going.has(hash)) return false; // another sweep run is on it
+    let done = () => {};
+    // Marked before looking: a writer whose touch comes after the look finds the mark.
+    this.going.set(hash, new Promise<void>((resolve) => (done = resolve)));
+    try {
+      const still = await this.db.selectFrom("blob_objects").select("hash").where("hash", "=", hash).where("touched_at", "<", cutoff).where(unreferenced).executeTakeFirst();
+      if (still === undefined) return false;
+      await this.store.delete(keyOf(hash));
+      // A writer that touched the row meanwhile keeps it, and writes the object again.
+      await this.db.deleteFrom("blob_objects").where("hash", "=", hash).where("touched_at", "<", cutoff).where(unreferenced).execute();
+      return true;
+    } finally {
+      this.going.delete(hash);
+      done();
+    }
   }
 }
 
