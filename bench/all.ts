@@ -64,8 +64,7 @@ function createModule(bytes: number): string {
   return (head + line.repeat(Math.ceil((bytes - head.length) / line.length))).slice(0, bytes);
 }
 
-/** A user on the enterprise plan (ceilings high enough to measure speed, not limits) and a token. */
-/** A new enterprise account's id. */
+/** A new account on the enterprise plan (ceilings high enough to measure speed, not limits): its id. */
 async function benchPerson(b: Brickyard): Promise<string> {
   const handle = `bench${randomBytes(3).toString("hex")}`;
   return (await b.built.ctx.users.create({ email: `${handle}@example.test`, handle, password: "correct horse battery staple", plan: "enterprise" })).id;
