@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
+import { exactKeyBytes, keptKeyBytes } from "./helpers/executor.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const source = (id: string) => `// A note that merely mentions id: "not-the-manifest" stays as it is.
@@ -113,6 +114,9 @@ describeEachDialect("copies", (dialect) => {
     expect(asset.status).toBe(200);
     expect(Buffer.from(await asset.arrayBuffer())).toEqual(Buffer.alloc(64, 9));
     expect(await server.ctx.storage.usage(made.body.id)).toBe(await server.ctx.storage.usage(appId));
+    // Its keys cost what the source's do (migration 033), counted from the keys it holds.
+    expect(await keptKeyBytes(server.ctx.store, made.body.id)).toBe(await keptKeyBytes(server.ctx.store, appId));
+    expect(await keptKeyBytes(server.ctx.store, made.body.id)).toBe(await exactKeyBytes(server.ctx.store, made.body.id));
     // The copy's data is its own: writing to it leaves the source alone.
     await call(made.body.id, "put", { k: "a", v: "changed" }, owner);
     expect((await call(appId, "get", { k: "a" }, owner)).body.value.kv).toBe("alpha");

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
+import { exactKeyBytes, keptKeyBytes } from "./helpers/executor.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 const source = (marker: string) => `export const manifest = {
@@ -91,6 +92,9 @@ describeEachDialect("snapshots", (dialect) => {
       { key: "pic", value: '"p"' },
     ]);
     expect(await server.ctx.storage.usage(appId)).toBe(taken.body.snapshot.bytes);
+    // What its keys cost is set back with them (migration 033).
+    expect(await keptKeyBytes(server.ctx.store, appId)).toBe(await exactKeyBytes(server.ctx.store, appId));
+    expect(await keptKeyBytes(server.ctx.store, appId)).toBeGreaterThan(0);
   });
 
   it("is content-addressed: unchanged data adds no stored values; the newest 10 are kept and what none refers to is swept", async () => {

@@ -3,6 +3,7 @@ import { Migrator, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ManualClock, DAY } from "../src/config/clock.ts";
 import { ApiError } from "../src/errors/index.ts";
+import { keyCost } from "../src/runtime/storage/limits.ts";
 import { VisitorKv, VISITOR_IDLE_MS, type VisitorStore } from "../src/runtime/storage/visitor-kv.ts";
 import { migrationProvider } from "../src/store/migrations/index.ts";
 import type { Store } from "../src/store/index.ts";
@@ -19,19 +20,22 @@ async function insertApp(store: Store, id = randomUUID()): Promise<string> {
   return id;
 }
 
-/** What the running totals say, and what the stored values add up to, per visitor and per app. */
-async function totals(store: Store): Promise<{ kept: Record<string, number>; summed: Record<string, number> }> {
-  const kept: Record<string, number> = {};
-  const summed: Record<string, number> = {};
-  for (const row of await store.db.selectFrom("visitor_stores").select(["app_id", "visitor_id", "bytes"]).execute()) kept[`${row.app_id}/${row.visitor_id}`] = Number(row.bytes);
-  for (const row of await store.db.selectFrom("visitor_totals").select(["app_id", "bytes"]).execute()) kept[row.app_id] = Number(row.bytes);
-  const stores = await store.db.selectFrom("visitor_kv").select(["app_id", "visitor_id", (eb) => eb.fn.sum<number>("size").as("bytes")]).groupBy(["app_id", "visitor_id"]).execute();
-  for (const row of stores) {
-    summed[`${row.app_id}/${row.visitor_id}`] = Number(row.bytes);
-    summed[row.app_id] = (summed[row.app_id] ?? 0) + Number(row.bytes);
+/** What the running totals say, and what the stored values add up to, per visitor and per app: `[bytes, key bytes]`. */
+async function totals(store: Store): Promise<{ kept: Record<string, [number, number]>; summed: Record<string, [number, number]> }> {
+  const kept: Record<string, [number, number]> = {};
+  const summed: Record<string, [number, number]> = {};
+  for (const row of await store.db.selectFrom("visitor_stores").select(["app_id", "visitor_id", "bytes", "key_bytes"]).execute()) kept[`${row.app_id}/${row.visitor_id}`] = [Number(row.bytes), Number(row.key_bytes)];
+  for (const row of await store.db.selectFrom("visitor_totals").select(["app_id", "bytes", "key_bytes"]).execute()) kept[row.app_id] = [Number(row.bytes), Number(row.key_bytes)];
+  for (const row of await store.db.selectFrom("visitor_kv").select(["app_id", "visitor_id", "key", "size"]).execute()) {
+    const add = (at: string) => {
+      const [bytes, keys] = summed[at] ?? [0, 0];
+      summed[at] = [bytes + Number(row.size), keys + keyCost(row.key)];
+    };
+    add(`${row.app_id}/${row.visitor_id}`);
+    add(row.app_id);
   }
   // A store emptied by deletes keeps its row (at 0) until the sweep: as good as no row.
-  for (const [key, bytes] of Object.entries(kept)) if (bytes === 0 && summed[key] === undefined) delete kept[key];
+  for (const [key, [bytes, keys]] of Object.entries(kept)) if (bytes === 0 && keys === 0 && summed[key] === undefined) delete kept[key];
   return { kept, summed };
 }
 
@@ -82,7 +86,7 @@ describeEachDialect("visitors' stores: running totals instead of a sum per write
   });
 
   it("refuses a write past a visitor's cap, or past all of the app's visitors' cap, and keeps what was there", async () => {
-    const kv = new VisitorKv(store, clock, { store: 100, visitors: 250 });
+    const kv = new VisitorKv(store, clock, { store: 100, visitors: 250, keys: 10_000 });
     const appId = await insertApp(store);
     const [ada, bea, cy] = ["ada", "bea", "cy"].map((visitorId) => ({ appId, visitorId })) as [VisitorStore, VisitorStore, VisitorStore];
     await kv.commit(ada, [write("a", 90)]);
@@ -98,7 +102,28 @@ describeEachDialect("visitors' stores: running totals instead of a sum per write
     expect(await kv.delete(ada, "a")).toBe(false);
     await kv.commit(cy, [write("b", 45)]);
     const { kept, summed } = await totals(store);
-    expect([kept[appId], summed[appId]]).toEqual([200, 200]);
+    expect(kept[appId]).toEqual([200, 3 * keyCost("a")]);
+    expect(summed[appId]).toEqual(kept[appId]);
+  });
+
+  it("counts each new key's length and 64 bytes against the keys' cap, a visitor's and all of them together", async () => {
+    const cost = keyCost("k".repeat(100));
+    const kv = new VisitorKv(store, clock, { store: 10_000, visitors: 10_000, keys: 3 * cost });
+    const appId = await insertApp(store);
+    const [ada, bea] = [{ appId, visitorId: "ada" }, { appId, visitorId: "bea" }];
+    const key = (c: string) => c.repeat(100);
+    await kv.commit(ada, [write(key("a"), 1), write(key("b"), 1)]);
+    expect(await refusal(() => kv.commit(ada, [write(key("c"), 1), write(key("d"), 1)]))).toBe("413 storage_full");
+    // Writing a key again costs no more key bytes.
+    await kv.commit(ada, [write(key("a"), 5), write(key("b"), 5)]);
+    await kv.commit(bea, [write(key("a"), 1)]);
+    expect(await refusal(() => kv.commit(bea, [write(key("b"), 1)]))).toBe("413 storage_full");
+    expect(await kv.get(bea, key("b"))).toBeNull();
+    expect(await kv.delete(ada, key("a"))).toBe(true);
+    await kv.commit(bea, [write(key("b"), 1)]);
+    const { kept, summed } = await totals(store);
+    expect(kept[appId]).toEqual([7, 3 * cost]);
+    expect(summed[appId]).toEqual(kept[appId]);
   });
 
   it("a write reads the keys it writes and its two total rows, however much the app's visitors hold", async () => {
@@ -141,7 +166,8 @@ describeEachDialect("visitors' stores: running totals instead of a sum per write
     expect(await kv.sweep()).toBe(1);
     expect([await kv.get(old, "a"), await kv.get(recent, "a")]).toEqual([null, "x".repeat(7)]);
     const { kept, summed } = await totals(store);
-    expect([kept[appId], summed[appId]]).toEqual([8, 8]);
+    expect(kept[appId]).toEqual([8, 2 * keyCost("a")]);
+    expect(summed[appId]).toEqual(kept[appId]);
   });
 });
 
@@ -159,9 +185,12 @@ describeEachDialect("migration 032 fills visitors' totals from the values alread
     const row = (visitor_id: string, key: string, size: number, updated_at: number) => ({ app_id: appId, visitor_id, key, value: "x".repeat(size), size, updated_at });
     await store.db.insertInto("visitor_kv").values([row("ada", "a", 3, 10), row("ada", "b", 4, 30), row("bea", "a", 5, 20)]).execute();
     expect((await migrator.migrateToLatest()).error).toBeUndefined();
-    const stores = await store.db.selectFrom("visitor_stores").select(["visitor_id", "bytes", "updated_at"]).orderBy("visitor_id").execute();
-    expect(stores.map((s) => [s.visitor_id, Number(s.bytes), Number(s.updated_at)])).toEqual([["ada", 7, 30], ["bea", 5, 20]]);
-    const all = await store.db.selectFrom("visitor_totals").select("bytes").where("app_id", "=", appId).executeTakeFirstOrThrow();
-    expect(Number(all.bytes)).toBe(12);
+    const stores = await store.db.selectFrom("visitor_stores").select(["visitor_id", "bytes", "key_bytes", "updated_at"]).orderBy("visitor_id").execute();
+    expect(stores.map((s) => [s.visitor_id, Number(s.bytes), Number(s.key_bytes), Number(s.updated_at)])).toEqual([
+      ["ada", 7, 2 * keyCost("a"), 30],
+      ["bea", 5, keyCost("a"), 20],
+    ]);
+    const all = await store.db.selectFrom("visitor_totals").select(["bytes", "key_bytes"]).where("app_id", "=", appId).executeTakeFirstOrThrow();
+    expect([Number(all.bytes), Number(all.key_bytes)]).toEqual([12, 3 * keyCost("a")]);
   });
 });

@@ -52,15 +52,14 @@ export async function lockForWrite(trx: Transaction<Database>, dialect: Dialect,
 
 /**
  * Creates or locks an app's usage row and bumps its data version (migration 020), setting its
- * bytes when given (a snapshot restore's total; a new row starts at 0). Returns the new version.
+ * bytes and its keys' cost when given (a snapshot restore's totals; a new row starts at 0). Returns the new version.
  */
-export async function bumpUsageRow(trx: Kysely<Database>, appId: string, bytes?: number): Promise<number> {
+export async function bumpUsageRow(trx: Kysely<Database>, appId: string, totals?: { bytes: number; keyBytes: number }): Promise<number> {
+  const set = totals === undefined ? {} : { bytes: totals.bytes, key_bytes: totals.keyBytes };
   const row = await trx
     .insertInto("app_storage_usage")
-    .values({ app_id: appId, bytes: bytes ?? 0, data_version: 1 })
-    .onConflict((oc) =>
-      oc.column("app_id").doUpdateSet({ data_version: sql<number>`app_storage_usage.data_version + 1`, ...(bytes === undefined ? {} : { bytes }) }),
-    )
+    .values({ app_id: appId, bytes: 0, data_version: 1, ...set })
+    .onConflict((oc) => oc.column("app_id").doUpdateSet({ data_version: sql<number>`app_storage_usage.data_version + 1`, ...set }))
     .returning("data_version")
     .executeTakeFirstOrThrow();
   return Number(row.data_version);

@@ -5,6 +5,7 @@ import { systemClock } from "../../src/config/clock.ts";
 import { Activity, DiagRing } from "../../src/domain/diagnostics/index.ts";
 import { Operations, type AppRecord, type OperationCall } from "../../src/runtime/operations/index.ts";
 import { AppStorage } from "../../src/runtime/storage/index.ts";
+import { keyCost } from "../../src/runtime/storage/limits.ts";
 import { Executor, type ExecutorTuning } from "../../src/runtime/executor/executor.ts";
 import type { PoolEvent } from "../../src/runtime/executor/pool.ts";
 import type { AppCode, CodeSource } from "../../src/runtime/executor/types.ts";
@@ -62,6 +63,8 @@ export interface HarnessOptions {
   deadlineMs?: number;
   /** Secrets per app id (the issue 5 seam). */
   secrets?: Record<string, Record<string, string>>;
+  /** What an app's keys may cost together (KEYS_CAP_BYTES unless lowered to be reached). */
+  keysCap?: number;
 }
 
 export async function startHarness(o: HarnessOptions): Promise<Harness> {
@@ -70,7 +73,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const store = openStore({ databaseUrl: database?.url ?? null, dataDir });
   await migrate(store);
   const clock = systemClock;
-  const storage = new AppStorage(store, clock);
+  const storage = new AppStorage(store, clock, null, o.keysCap);
   const diag = new DiagRing(clock);
   const activity = new Activity(store.db, clock);
   const code = new TestCodeSource();
@@ -134,6 +137,21 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   };
   h.ops = new Operations(h.executor, { diag, activity, clock, baseUrl: "http://brickyard.test", ...(o.deadlineMs === undefined ? {} : { deadlineMs: o.deadlineMs }) });
   return h;
+}
+
+/** What an app's keys cost, summed from the keys themselves (what `key_bytes` must equal). */
+export async function exactKeyBytes(store: Store, appId: string): Promise<number> {
+  let total = 0;
+  for (const table of ["app_kv", "app_blobs"] as const) {
+    for (const row of await store.db.selectFrom(table).select("key").where("app_id", "=", appId).execute()) total += keyCost(row.key);
+  }
+  return total;
+}
+
+/** `key_bytes` as the usage row keeps it (0 before any write). */
+export async function keptKeyBytes(store: Store, appId: string): Promise<number> {
+  const row = await store.db.selectFrom("app_storage_usage").select("key_bytes").where("app_id", "=", appId).executeTakeFirst();
+  return Number(row?.key_bytes ?? 0);
 }
 
 /** The bytes an app's values take, summed from the values themselves (what the usage counter must equal). */

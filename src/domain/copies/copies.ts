@@ -16,6 +16,7 @@ import type { Templates } from "../templates/templates.ts";
 import type { Assets, StagedAsset } from "../app-page/assets.ts";
 import { refuseSuspended } from "../apps/suspended.ts";
 import type { ContentObjects } from "../../blobs/objects.ts";
+import { KEY_COST_SQL } from "../../runtime/index.ts";
 
 /** Spec Limits: a copy with data carries at most 24 MiB (KV values, blobs and assets together). */
 export const COPY_DATA_MAX_BYTES = 24 * 1024 * 1024;
@@ -271,18 +272,22 @@ export class Copies {
       .columns(["app_id", "key", "data", "object_hash", "content_type", "size", "updated_at"])
       .expression(trx.selectFrom("app_blobs").select([app, "key", "data", "object_hash", "content_type", "size", at]).where("app_id", "=", from))
       .execute();
+    const cost = sql.raw<number>(KEY_COST_SQL).as("cost");
     const used = await trx
       .selectFrom((eb) =>
         eb
           .selectFrom("app_kv")
-          .select("size")
+          .select(["size", cost])
           .where("app_id", "=", to)
-          .unionAll(eb.selectFrom("app_blobs").select("size").where("app_id", "=", to))
+          .unionAll(eb.selectFrom("app_blobs").select(["size", cost]).where("app_id", "=", to))
           .as("sizes"),
       )
-      .select(sql<number>`coalesce(sum(size), 0)`.as("bytes"))
+      .select([sql<number>`coalesce(sum(size), 0)`.as("bytes"), sql<number>`coalesce(sum(cost), 0)`.as("key_bytes")])
       .executeTakeFirstOrThrow();
-    await trx.insertInto("app_storage_usage").values({ app_id: to, bytes: Number(used.bytes) }).execute();
+    await trx
+      .insertInto("app_storage_usage")
+      .values({ app_id: to, bytes: Number(used.bytes), key_bytes: Number(used.key_bytes) })
+      .execute();
     await this.assets.insertCopies(trx, to, staged, now);
     return { keys: Number(keys.numInsertedOrUpdatedRows ?? 0n), assets: staged.length };
   }

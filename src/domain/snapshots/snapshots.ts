@@ -8,7 +8,7 @@ import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
 import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { UUID } from "../ids.ts";
-import { APP_CAP_BYTES, type AppStorage } from "../../runtime/index.ts";
+import { APP_CAP_BYTES, keyCost, type AppStorage } from "../../runtime/index.ts";
 import { ContentObjects, readObject } from "../../blobs/objects.ts";
 
 /** DECISIONS §9: the newest 10 snapshots of an app are kept. */
@@ -154,9 +154,10 @@ export class Snapshots {
       else await trx.insertInto("app_blobs").values({ app_id: appId, key: e.key, data, object_hash: value.object_hash, content_type: e.content_type ?? "application/octet-stream", size, updated_at: now }).execute();
     }
     const bytes = wanted.reduce((sum, e) => sum + Number(e.size), 0);
+    const keyBytes = wanted.reduce((sum, e) => sum + keyCost(e.key), 0);
     // The data version goes on counting (migration 020): every other instance's caches of this
     // app learn that its values changed.
-    await bumpUsageRow(trx, appId, bytes);
+    await bumpUsageRow(trx, appId, { bytes, keyBytes });
     return [...changes.added, ...changes.changed, ...changes.removed].filter((c) => c.store === "kv").map((c) => c.key);
   }
 

@@ -2,33 +2,43 @@ import { sql } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { PreparedQuery, TurnQueue, type Store } from "../../store/index.ts";
 
-/** One op's single-key KV write on PostgreSQL, under the cap its caller computed. */
+/** One op's single-key KV write on PostgreSQL, under the caps its caller computed (values' bytes, keys' cost). */
 export interface KvSet {
   appId: string;
   key: string;
   value: string;
   size: number;
+  /** What the key costs if it is new (limits.ts keyCost). */
+  keyCost: number;
   cap: number;
+  keyCap: number;
 }
 
-/** What a write left: the app's new data version and bytes used; or the figures that refused it. */
-export type KvSetOutcome = { written: true; version: number; used: number } | { written: false; used: number; size: number; freed: number };
+/**
+ * What a write left: the app's new data version and bytes used; or the figures that refused it,
+ * for the values' cap (`false`) or the keys' (`"keys"`).
+ */
+export type KvSetOutcome =
+  | { written: true; version: number; used: number }
+  | { written: false; used: number; size: number; freed: number }
+  | { written: "keys"; keyBytes: number; adding: number };
 
-const setOne = new PreparedQuery(6, (db, appId: string, key: string, value: string, size: number, now: number, cap: number) => ({
-  compile: () => sql<{ data_version: number; used: number }>`select data_version, used from brickyard_kv_set(${appId}, ${key}, ${value}, ${size}, ${now}, ${cap})`.compile(db),
+const setOne = new PreparedQuery(8, (db, appId: string, key: string, value: string, size: number, keyCost: number, now: number, cap: number, keyCap: number) => ({
+  compile: () =>
+    sql<{ data_version: number; used: number }>`select data_version, used from brickyard_kv_set(${appId}, ${key}, ${value}, ${size}, ${keyCost}, ${now}, ${cap}, ${keyCap})`.compile(db),
 }));
 
-const setMany = new PreparedQuery(6, (db, appIds: string[], keys: string[], values: string[], sizes: number[], now: number, caps: number[]) => ({
+const setMany = new PreparedQuery(8, (db, appIds: string[], keys: string[], values: string[], sizes: number[], keyCosts: number[], now: number, caps: number[], keyCap: number) => ({
   compile: () =>
     sql<{ out_ord: number; out_version: string | null; out_used: string | null; out_refused: string | null }>`select out_ord, out_version, out_used, out_refused
-      from brickyard_kv_set_many(${appIds}::text[], ${keys}::text[], ${values}::text[], ${sizes}::bigint[], ${now}, ${caps}::bigint[])`.compile(db),
+      from brickyard_kv_set_many(${appIds}::text[], ${keys}::text[], ${values}::text[], ${sizes}::bigint[], ${keyCosts}::bigint[], ${now}, ${caps}::bigint[], ${keyCap})`.compile(db),
 }));
 
 /**
  * PostgreSQL's single-key KV writes (the usual write-behind commit of an op), the writes of one
- * event-loop turn sent as one statement: `brickyard_kv_set_many` (migration 023), one round trip
- * and one commit for all of them, where each op had paid both. A turn with one write sends
- * `brickyard_kv_set` (migration 021) as before. A write refused for the cap is that op's alone.
+ * event-loop turn sent as one statement: `brickyard_kv_set_many` (migration 023, as 033 redefines
+ * it with keys' costs), one round trip and one commit for all of them, where each op had paid
+ * both. A turn with one write sends `brickyard_kv_set` (migration 021, 033) as before. A write refused for the cap is that op's alone.
  * Every write is sent after it was asked and answered after its commit, as one on its own was.
  */
 export class KvSetBatch {
@@ -54,8 +64,11 @@ export class KvSetBatch {
         sets.map((s) => s.key),
         sets.map((s) => s.value),
         sets.map((s) => s.size),
+        sets.map((s) => s.keyCost),
         now,
         sets.map((s) => s.cap),
+        // One cap on keys for the batch: it is the store's, the same for every app.
+        Math.min(...sets.map((s) => s.keyCap)),
       )
       .then(
         (result) => result.rows,
@@ -75,7 +88,7 @@ export class KvSetBatch {
 
   private async sendOne(set: KvSet, now: number): Promise<KvSetOutcome> {
     try {
-      const row = await setOne.takeFirst(this.store.db, set.appId, set.key, set.value, set.size, now, set.cap);
+      const row = await setOne.takeFirst(this.store.db, set.appId, set.key, set.value, set.size, set.keyCost, now, set.cap, set.keyCap);
       if (row === undefined) throw new Error("brickyard_kv_set answered no row");
       return { written: true, version: Number(row.data_version), used: Number(row.used) };
     } catch (error) {
@@ -87,6 +100,7 @@ export class KvSetBatch {
 }
 
 function refusal(detail: string): KvSetOutcome {
-  const { used, size, freed } = JSON.parse(detail) as { used: number; size: number; freed: number };
-  return { written: false, used: Number(used), size: Number(size), freed: Number(freed) };
+  const figures = JSON.parse(detail) as { used: number; size: number; freed: number } | { keys: number; adding: number };
+  if ("keys" in figures) return { written: "keys", keyBytes: Number(figures.keys), adding: Number(figures.adding) };
+  return { written: false, used: Number(figures.used), size: Number(figures.size), freed: Number(figures.freed) };
 }

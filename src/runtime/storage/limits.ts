@@ -7,6 +7,19 @@ export const VALUE_CAP_BYTES = 10 * MiB;
 export const APP_CAP_BYTES = 100 * MiB;
 /** DECISIONS §4: KV keys are at most 512 bytes (blob keys share the rule). */
 export const KEY_CAP_BYTES = 512;
+/**
+ * What keeping a key costs besides its bytes (its row, and its place in the primary key's index),
+ * counted against KEYS_CAP_BYTES.
+ */
+export const KEY_OVERHEAD_BYTES = 64;
+/**
+ * All of an app's keys together, each counted as `keyCost`: the values' cap (the spec's 100 MiB)
+ * does not count keys, and without this an app writing 512-byte keys with 1-byte values could
+ * store rows without end (a disk's worth of keys for a few MiB of values). Apart from the values'
+ * cap, so 100 MiB of values still fit as the spec says; a key costs at least 65 bytes, so an app
+ * holds at most ~1.6 million keys.
+ */
+export const KEYS_CAP_BYTES = 100 * MiB;
 export const LIST_DEFAULT = 100;
 export const LIST_MAX = 1000;
 
@@ -48,6 +61,21 @@ export function storageFull(used: number, size: number, freed: number, held = 0)
   const holding = held > 0 ? ` and running operations hold ${held} more` : "";
   throw apiError("storage_full", `this write would bring the app's storage to ${after} bytes${holding}; the cap is ${APP_CAP_BYTES}. Delete or shrink keys to make room`, {
     recovery: recovery.shrink("payload", after + held, APP_CAP_BYTES),
+  });
+}
+
+/** A key's cost against KEYS_CAP_BYTES. */
+export function keyCost(key: string): number {
+  return Buffer.byteLength(key) + KEY_OVERHEAD_BYTES;
+}
+
+/** SQL for `keyCost` of the `key` column: `octet_length` is the same function on both dialects. */
+export const KEY_COST_SQL = `octet_length(key) + ${KEY_OVERHEAD_BYTES}`;
+
+/** Refuses new keys that would bring the store's keys past `cap` (KEYS_CAP_BYTES unless a test lowers it). */
+export function keysFull(keyBytes: number, adding: number, cap = KEYS_CAP_BYTES): never {
+  throw apiError("storage_full", `this write's new keys would bring the app's keys to ${keyBytes + adding} bytes, counting each key's length and ${KEY_OVERHEAD_BYTES} bytes more; the keys may take ${cap}. Delete keys to make room`, {
+    recovery: recovery.shrink("payload", keyBytes + adding, cap),
   });
 }
 

@@ -6,9 +6,12 @@ import { readObject, type ContentObjects } from "../../blobs/objects.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
-import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
+
+/** The space query's `old`: null (or no row at all) when the key holds no value yet. */
+const isNew = (old: number | null | undefined): boolean => old === null || old === undefined;
 const EMPTY = Buffer.alloc(0);
 
 /** One KV write: the value as the binding serialized it (JSON text). */
@@ -28,14 +31,16 @@ function oldSizeQuery(table: ValueTable) {
 }
 
 /**
- * A write's first check in one statement: the app's usage (null: no row yet) and the size of the
- * value it replaces (null: none). `appId` twice: a prepared argument is used once.
+ * A write's first check in one statement: the app's usage (null: no row yet), what its keys cost,
+ * and the size of the value it replaces (null: none, a new key). `appId` thrice: a prepared
+ * argument is used once.
  */
 function spaceQuery(table: ValueTable) {
-  return new PreparedQuery(3, (db, appId: string, sameAppId: string, key: string) =>
+  return new PreparedQuery(4, (db, appId: string, sameAppId: string, againAppId: string, key: string) =>
     db.selectNoFrom((eb) => [
       eb.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId).as("used"),
-      eb.selectFrom(table).select("size").where("app_id", "=", sameAppId).where("key", "=", key).as("old"),
+      eb.selectFrom("app_storage_usage").select("key_bytes").where("app_id", "=", sameAppId).as("key_bytes"),
+      eb.selectFrom(table).select("size").where("app_id", "=", againAppId).where("key", "=", key).as("old"),
     ]),
   );
 }
@@ -71,10 +76,10 @@ export class AppStorage {
     usage: new PreparedQuery(1, (db, appId: string) => db.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", appId)),
     // PostgreSQL only (seenUsage): one text for any number of apps, prepared once per connection.
     usageRows: new PreparedQuery(1, (db, appIds: string[]) => db.selectFrom("app_storage_usage").select(["app_id", "bytes", "data_version"]).where(sql<boolean>`app_id = any(${appIds}::text[])`)),
-    addUsage: new PreparedQuery(2, (db, delta: number, appId: string) =>
+    addUsage: new PreparedQuery(3, (db, delta: number, keyDelta: number, appId: string) =>
       db
         .updateTable("app_storage_usage")
-        .set({ bytes: sql<number>`bytes + ${delta}` })
+        .set({ bytes: sql<number>`bytes + ${delta}`, key_bytes: sql<number>`key_bytes + ${keyDelta}` })
         .where("app_id", "=", appId),
     ),
     oldSize: { app_kv: oldSizeQuery("app_kv"), app_blobs: oldSizeQuery("app_blobs") },
@@ -92,6 +97,8 @@ export class AppStorage {
     private readonly clock: Clock,
     /** S3: blob values are objects there, their rows holding only the hash (null: bytes in the row). */
     private readonly objects: ContentObjects | null = null,
+    /** What the app's keys may cost together (tests lower it to reach it). */
+    private readonly keysCap = KEYS_CAP_BYTES,
   ) {
     this.batcher = new WriteBatcher(
       store,
@@ -176,8 +183,9 @@ export class AppStorage {
   /** Runs brickyard_kv_set under a cap lowered by the room other ops' leases hold (batched per turn); a refusal becomes `storage_full`. */
   private async kvSetByFunction(appId: string, entry: KvWrite & Sized, lease: WriteLease | null): Promise<void> {
     const held = this.ledger.heldBesides(appId, lease);
-    const outcome = await this.kvSets.write({ appId, key: entry.key, value: entry.value, size: entry.size, cap: APP_CAP_BYTES - held });
-    if (!outcome.written) storageFull(outcome.used, outcome.size, outcome.freed, held);
+    const outcome = await this.kvSets.write({ appId, key: entry.key, value: entry.value, size: entry.size, keyCost: keyCost(entry.key), cap: APP_CAP_BYTES - held, keyCap: this.keysCap });
+    if (outcome.written === false) storageFull(outcome.used, outcome.size, outcome.freed, held);
+    if (outcome.written === "keys") keysFull(outcome.keyBytes, outcome.adding, this.keysCap);
     // Answered after its commit: the version is this instance's own before the writer hears back.
     this.dataVersions.recordOwn(appId, outcome.version);
     this.ledger.settle(appId, outcome.used, lease, entry.size, outcome.version);
@@ -199,9 +207,11 @@ export class AppStorage {
     // The object is written before the row that refers to it commits (ContentObjects); a write the
     // cap will refuse is refused first, so an app at its cap cannot fill the bucket with objects.
     if (this.objects !== null) {
-      const space = await this.q.space.app_blobs.takeFirst(this.store.db, appId, appId, key);
+      const space = await this.q.space.app_blobs.takeFirst(this.store.db, appId, appId, appId, key);
       const [used, old] = [Number(space?.used ?? 0), Number(space?.old ?? 0)];
       if (used - old + data.length > APP_CAP_BYTES) storageFull(used, data.length, old);
+      const [keyBytes, adding] = [Number(space?.key_bytes ?? 0), isNew(space?.old) ? keyCost(key) : 0];
+      if (keyBytes + adding > this.keysCap) keysFull(keyBytes, adding, this.keysCap);
     }
     const objectHash = this.objects === null ? null : await this.objects.put(data);
     const stored = objectHash === null ? data : EMPTY;
@@ -266,21 +276,26 @@ export class AppStorage {
     const [first, ...rest] = entries;
     if (first === undefined) return;
     await this.batched(appId, async (trx) => {
-      const space = await this.q.space[table].takeFirst(trx, appId, appId, first.key);
+      const space = await this.q.space[table].takeFirst(trx, appId, appId, appId, first.key);
       // The app's first write makes its usage row.
       if ((space?.used ?? null) === null) await ensureUsageRow(trx, appId);
       const used = Number(space?.used ?? 0);
+      const keyBytes = Number(space?.key_bytes ?? 0);
       let freed = Number(space?.old ?? 0);
+      // A key with no value yet adds its cost; replacing a value costs no more key bytes.
+      let adding = isNew(space?.old) ? keyCost(first.key) : 0;
       let size = first.size;
       for (const entry of rest) {
         const old = await this.q.oldSize[table].takeFirst(trx, appId, entry.key);
-        freed += old === undefined ? 0 : Number(old.size);
+        if (old === undefined) adding += keyCost(entry.key);
+        else freed += Number(old.size);
         size += entry.size;
       }
       const held = this.ledger.heldBesides(appId, lease);
       if (used - freed + size + held > APP_CAP_BYTES) storageFull(used, size, freed, held);
-      // An overwrite of the same size (a counter, a flag) leaves the total as it was.
-      if (size !== freed) await this.q.addUsage.execute(trx, size - freed, appId);
+      if (keyBytes + adding > this.keysCap) keysFull(keyBytes, adding, this.keysCap);
+      // An overwrite of the same size (a counter, a flag) leaves the totals as they were.
+      if (size !== freed || adding !== 0) await this.q.addUsage.execute(trx, size - freed, adding, appId);
       this.ledger.settle(appId, used - freed + size, lease, size);
       await upsert(trx);
     });
@@ -311,11 +326,7 @@ export class AppStorage {
       const old = await trx.deleteFrom(table).where("app_id", "=", appId).where("key", "=", key).returning("size").executeTakeFirst();
       if (old === undefined) return false;
       this.ledger.settle(appId, used - Number(old.size), null, 0);
-      await trx
-        .updateTable("app_storage_usage")
-        .set({ bytes: sql<number>`bytes - ${Number(old.size)}` })
-        .where("app_id", "=", appId)
-        .execute();
+      await this.q.addUsage.execute(trx, -Number(old.size), -keyCost(key), appId);
       return true;
     });
   }

@@ -1,9 +1,9 @@
-import { sql } from "kysely";
+import { sql, type ExpressionBuilder } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { lockKey } from "../../store/locks.ts";
-import type { Store } from "../../store/index.ts";
-import { APP_CAP_BYTES, checkKey, encodeCursor, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import type { Database, Store } from "../../store/index.ts";
+import { APP_CAP_BYTES, checkKey, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 import type { KvWrite } from "./storage.ts";
 
 /** All of one app's visitors' stores together: one app's worth (so a flood of new visitors cannot fill the disk). */
@@ -18,13 +18,17 @@ export interface VisitorStore {
   visitorId: string;
 }
 
-/** The caps a visitor's write is checked against: each visitor's store, and all of an app's together. */
+/**
+ * The caps a visitor's write is checked against: values' bytes in each visitor's store and in all
+ * of an app's together, and their keys' cost (limits.ts keyCost) the same two ways.
+ */
 export interface VisitorCaps {
   store: number;
   visitors: number;
+  keys: number;
 }
 
-const CAPS: VisitorCaps = { store: APP_CAP_BYTES, visitors: VISITORS_CAP_BYTES };
+const CAPS: VisitorCaps = { store: APP_CAP_BYTES, visitors: VISITORS_CAP_BYTES, keys: KEYS_CAP_BYTES };
 
 /** Idle visitors' stores the sweep removes in one transaction. */
 const SWEEP_BATCH = 200;
@@ -36,9 +40,10 @@ const SWEEP_BATCH = 200;
  * write-behind and no cached reads (the isolate's cache holds the app's values). A visitor's
  * writes send no live `data` events: those are the owner's store's.
  *
- * What the stores hold is kept as running totals (`visitor_stores` per visitor, `visitor_totals`
- * per app, migration 032), changed in the transaction that changes the values, under the app's
- * lock: a write reads two rows and the keys it replaces, whatever the app's visitors hold.
+ * What the stores hold, values' bytes and keys' cost (limits.ts keyCost), is kept as running
+ * totals (`visitor_stores` per visitor, `visitor_totals` per app, migration 032), changed in the
+ * transaction that changes the values, under the app's lock: a write reads two rows and the keys
+ * it replaces, whatever the app's visitors hold.
  */
 export class VisitorKv {
   constructor(
@@ -59,21 +64,29 @@ export class VisitorKv {
     await this.store.db.transaction().execute(async (trx) => {
       // An app's visitors' writes take turns (PostgreSQL), so two of them cannot both fit under a cap.
       await lockKey(trx, this.store.dialect, visitorsLock(s.appId));
-      const used = Number((await trx.selectFrom("visitor_stores").select("bytes").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).executeTakeFirst())?.bytes ?? 0);
-      const everyone = Number((await trx.selectFrom("visitor_totals").select("bytes").where("app_id", "=", s.appId).executeTakeFirst())?.bytes ?? 0);
+      const mine = await trx.selectFrom("visitor_stores").select(["bytes", "key_bytes"]).where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).executeTakeFirst();
+      const all = await trx.selectFrom("visitor_totals").select(["bytes", "key_bytes"]).where("app_id", "=", s.appId).executeTakeFirst();
+      const [used, keys] = [Number(mine?.bytes ?? 0), Number(mine?.key_bytes ?? 0)];
+      const [everyone, everyonesKeys] = [Number(all?.bytes ?? 0), Number(all?.key_bytes ?? 0)];
       const old = await trx
         .selectFrom("visitor_kv")
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
+        .select(["key", "size"])
         .where("app_id", "=", s.appId)
         .where("visitor_id", "=", s.visitorId)
         .where("key", "in", entries.map((e) => e.key))
-        .executeTakeFirstOrThrow();
-      const replaced = Number(old.bytes);
+        .execute();
+      const replaced = old.reduce((sum, row) => sum + Number(row.size), 0);
+      const existing = new Set(old.map((row) => row.key));
+      const addingKeys = entries.reduce((sum, e) => sum + (existing.has(e.key) ? 0 : keyCost(e.key)), 0);
       const adding = entries.reduce((sum, e) => sum + e.size, 0);
       if (used - replaced + adding > this.caps.store) storageFull(used, adding, replaced);
+      if (keys + addingKeys > this.caps.keys) keysFull(keys, addingKeys, this.caps.keys);
       // Anyone can become a new visitor: all of an app's visitors together hold what one store may.
       if (everyone - replaced + adding > this.caps.visitors) {
         throw apiError("storage_full", `this app's visitors' stores together would hold ${everyone - replaced + adding} bytes; together they hold at most ${this.caps.visitors}`);
+      }
+      if (everyonesKeys + addingKeys > this.caps.keys) {
+        throw apiError("storage_full", `this app's visitors' keys together would cost ${everyonesKeys + addingKeys} bytes; together they may cost ${this.caps.keys}`);
       }
       const now = this.clock.now();
       for (const { key, value, size } of entries) {
@@ -83,17 +96,17 @@ export class VisitorKv {
           .onConflict((oc) => oc.columns(["app_id", "visitor_id", "key"]).doUpdateSet({ value, size, updated_at: now }))
           .execute();
       }
-      const bytes = used - replaced + adding;
+      const store = { bytes: used - replaced + adding, key_bytes: keys + addingKeys, updated_at: now };
       await trx
         .insertInto("visitor_stores")
-        .values({ app_id: s.appId, visitor_id: s.visitorId, bytes, updated_at: now })
-        .onConflict((oc) => oc.columns(["app_id", "visitor_id"]).doUpdateSet({ bytes, updated_at: now }))
+        .values({ app_id: s.appId, visitor_id: s.visitorId, ...store })
+        .onConflict((oc) => oc.columns(["app_id", "visitor_id"]).doUpdateSet(store))
         .execute();
-      const total = everyone - replaced + adding;
+      const totals = { bytes: everyone - replaced + adding, key_bytes: everyonesKeys + addingKeys };
       await trx
         .insertInto("visitor_totals")
-        .values({ app_id: s.appId, bytes: total })
-        .onConflict((oc) => oc.column("app_id").doUpdateSet({ bytes: total }))
+        .values({ app_id: s.appId, ...totals })
+        .onConflict((oc) => oc.column("app_id").doUpdateSet(totals))
         .execute();
     });
   }
@@ -104,9 +117,10 @@ export class VisitorKv {
       await lockKey(trx, this.store.dialect, visitorsLock(s.appId));
       const gone = await trx.deleteFrom("visitor_kv").where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).where("key", "=", key).returning("size").executeTakeFirst();
       if (gone === undefined) return false;
-      const size = Number(gone.size);
-      await trx.updateTable("visitor_stores").set((eb) => ({ bytes: eb("bytes", "-", size) })).where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).execute();
-      await trx.updateTable("visitor_totals").set((eb) => ({ bytes: eb("bytes", "-", size) })).where("app_id", "=", s.appId).execute();
+      const [size, cost] = [Number(gone.size), keyCost(key)];
+      const less = (eb: ExpressionBuilder<Database, "visitor_stores" | "visitor_totals">) => ({ bytes: eb("bytes", "-", size), key_bytes: eb("key_bytes", "-", cost) });
+      await trx.updateTable("visitor_stores").set(less).where("app_id", "=", s.appId).where("visitor_id", "=", s.visitorId).execute();
+      await trx.updateTable("visitor_totals").set(less).where("app_id", "=", s.appId).execute();
       return true;
     });
   }
@@ -142,11 +156,22 @@ export class VisitorKv {
   private async removeIdle(appId: string, visitorIds: readonly string[], cutoff: number): Promise<number> {
     return await this.store.db.transaction().execute(async (trx) => {
       await lockKey(trx, this.store.dialect, visitorsLock(appId));
-      const gone = await trx.deleteFrom("visitor_stores").where("app_id", "=", appId).where("visitor_id", "in", visitorIds).where("updated_at", "<=", cutoff).returning(["visitor_id", "bytes"]).execute();
+      const gone = await trx
+        .deleteFrom("visitor_stores")
+        .where("app_id", "=", appId)
+        .where("visitor_id", "in", visitorIds)
+        .where("updated_at", "<=", cutoff)
+        .returning(["visitor_id", "bytes", "key_bytes"])
+        .execute();
       if (gone.length === 0) return 0;
       await trx.deleteFrom("visitor_kv").where("app_id", "=", appId).where("visitor_id", "in", gone.map((g) => g.visitor_id)).execute();
       const freed = gone.reduce((sum, g) => sum + Number(g.bytes), 0);
-      await trx.updateTable("visitor_totals").set((eb) => ({ bytes: eb("bytes", "-", freed) })).where("app_id", "=", appId).execute();
+      const freedKeys = gone.reduce((sum, g) => sum + Number(g.key_bytes), 0);
+      await trx
+        .updateTable("visitor_totals")
+        .set((eb) => ({ bytes: eb("bytes", "-", freed), key_bytes: eb("key_bytes", "-", freedKeys) }))
+        .where("app_id", "=", appId)
+        .execute();
       return gone.length;
     });
   }

@@ -32,6 +32,7 @@ import * as m029 from "./029-visitor-kv.ts";
 import * as m030 from "./030-cache-notify.ts";
 import * as m031 from "./031-blob-objects.ts";
 import * as m032 from "./032-visitor-usage.ts";
+import * as m033 from "./033-key-bytes.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -72,6 +73,7 @@ const steps: Record<string, Step> = {
   "030-cache-notify": m030,
   "031-blob-objects": m031,
   "032-visitor-usage": m032,
+  "033-key-bytes": m033,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -31,4 +31,6 @@ export interface AppStorageUsageTable {
   bytes: number;
   /** PostgreSQL: bumped by every committed write of the app's values (migration 020). */
   data_version: ColumnType<number, number | undefined, number>;
+  /** Its KV and blob keys, each counted as its length plus 64 (migration 033, KEYS_CAP_BYTES). */
+  key_bytes: ColumnType<number, number | undefined, number>;
 }

@@ -14,6 +14,8 @@ export interface VisitorStoresTable {
   app_id: string;
   visitor_id: string;
   bytes: number;
+  /** Its keys, each counted as its length plus 64 (KEYS_CAP_BYTES). */
+  key_bytes: number;
   /** The store's last write: the sweep removes a store idle for a year. */
   updated_at: number;
 }
@@ -22,4 +24,5 @@ export interface VisitorStoresTable {
 export interface VisitorTotalsTable {
   app_id: string;
   bytes: number;
+  key_bytes: number;
 }
