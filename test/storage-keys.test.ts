@@ -1,4 +1,4 @@
-import { Migrator } from "kysely";
+import { Migrator, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { systemClock } from "../src/config/clock.ts";
 import { ApiError } from "../src/errors/index.ts";
@@ -97,5 +97,14 @@ describeEachDialect("migration 033 counts the keys already stored", (dialect) =>
     const storage = new AppStorage(store, systemClock);
     await storage.kvCommit("m", [{ key: "new", value: "3" }]);
     expect(await keptKeyBytes(store, "m")).toBe(await exactKeyBytes(store, "m"));
+    if (dialect === "postgres") {
+      // An instance still running the code from before (a rolling upgrade) calls the old
+      // signatures: they write on, and count the keys they add.
+      await sql`select * from brickyard_kv_set('m', 'old-one', '1', 1, ${Date.now()}, ${100 * 1024 * 1024})`.execute(store.db);
+      const many = await sql<{ out_refused: string | null }>`select * from brickyard_kv_set_many(array['m', 'm'], array['old-é', 'old-two'], array['1', '2'], array[1, 1]::bigint[], ${Date.now()}, array[${100 * 1024 * 1024}, ${100 * 1024 * 1024}]::bigint[])`.execute(store.db);
+      expect(many.rows.map((r) => r.out_refused)).toEqual([null, null]);
+      expect(await storage.kvGet("m", "old-é")).toBe("1");
+      expect(await keptKeyBytes(store, "m")).toBe(await exactKeyBytes(store, "m"));
+    }
   });
 });

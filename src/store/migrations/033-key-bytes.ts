@@ -9,6 +9,9 @@ import type { Dialect } from "../dialect.ts";
  * PostgreSQL's one-statement KV writes (migrations 021, 023) take each key's cost and the cap on
  * keys, and keep the count as they keep the bytes: a new key adds its cost, or is refused with
  * `{keys, adding}` where a write past the values' cap comes back with `{used, size, freed}`.
+ * The old signatures stay, as calls of the new ones with the key's cost worked out here and the
+ * 100 MiB cap: an instance still running the code before this migration (a rolling upgrade)
+ * writes on, and its keys are counted too.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema.alterTable("app_storage_usage").addColumn("key_bytes", "bigint", (c) => c.notNull().defaultTo(0)).execute();
@@ -16,8 +19,6 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     coalesce((select sum(octet_length(k.key) + 64) from app_kv k where k.app_id = app_storage_usage.app_id), 0)
     + coalesce((select sum(octet_length(b.key) + 64) from app_blobs b where b.app_id = app_storage_usage.app_id), 0)`.execute(db);
   if (dialect !== "postgres") return;
-  await sql`drop function brickyard_kv_set(text, text, text, bigint, bigint, bigint)`.execute(db);
-  await sql`drop function brickyard_kv_set_many(text[], text[], text[], bigint[], bigint, bigint[])`.execute(db);
   await sql`
     create function brickyard_kv_set(p_app text, p_key text, p_value text, p_size bigint, p_key_cost bigint, p_now bigint, p_cap bigint, p_key_cap bigint)
     returns table (data_version bigint, used bigint)
@@ -89,5 +90,17 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
         return next;
       end loop;
     end
+    $$`.execute(db);
+  await sql`
+    create or replace function brickyard_kv_set(p_app text, p_key text, p_value text, p_size bigint, p_now bigint, p_cap bigint)
+    returns table (data_version bigint, used bigint)
+    language sql volatile as $$
+      select * from brickyard_kv_set(p_app, p_key, p_value, p_size, octet_length(p_key) + 64, p_now, p_cap, 104857600)
+    $$`.execute(db);
+  await sql`
+    create or replace function brickyard_kv_set_many(p_apps text[], p_keys text[], p_values text[], p_sizes bigint[], p_now bigint, p_caps bigint[])
+    returns table (out_ord int, out_version bigint, out_used bigint, out_refused text)
+    language sql volatile as $$
+      select * from brickyard_kv_set_many(p_apps, p_keys, p_values, p_sizes, array(select octet_length(k) + 64 from unnest(p_keys) with ordinality as t(k, i) order by i), p_now, p_caps, 104857600)
     $$`.execute(db);
 }
