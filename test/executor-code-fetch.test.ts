@@ -26,6 +26,19 @@ describe("executor: a failed read of an app's code is not kept", () => {
     expect(await h.call(app, "hi")).toBe("hi");
   });
 
+  it("the supervisor's read of the code (Node's failed) reads no secrets for an app that never had one", async () => {
+    const app = h.code.publish("fetched-unsecret", appModule({ hi: `async () => "hi"` }), { routes: { hi: {} } });
+    // Node's read, sent with the run, fails: the supervisor asks the internal API instead.
+    h.code.failNext = 1;
+    expect(await h.call(app, "hi")).toBe("hi");
+    expect(h.code.failNext).toBe(0);
+    expect(h.secretReads).not.toContain(app.id);
+    const secret = { ...h.code.publish("fetched-secret", appModule({ hi: `async () => "hi"` }), { routes: { hi: {} } }), secretsVersion: 3 };
+    h.code.failNext = 1;
+    expect(await h.call(secret, "hi")).toBe("hi");
+    expect(h.secretReads).toContain(secret.id);
+  });
+
   it("a module that throws at its top level is not built again for every call", async () => {
     const app = h.code.publish("throws-at-load", `throw new Error("thrown at load");\n${appModule({ hi: `async () => "hi"` })}`, { routes: { hi: {} } });
     const before = h.code.loads;

@@ -9,6 +9,8 @@ export interface Invocation {
   id: string;
   appId: string;
   revision: number;
+  /** The app's secrets version as the call read it: 0, the app has never had a secret (none to read for its build). */
+  secretsVersion?: number;
   op: string;
   access: "read" | "write";
   caps: ReadonlySet<Capability>;

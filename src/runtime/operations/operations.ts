@@ -173,7 +173,7 @@ export class Operations {
     if (waited) c.onWaited?.();
     const caps = capabilitiesOf(app.manifest.capabilities?.imports);
     const log = this.callLog(c);
-    const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, op, access, caps: new Set(caps), ...(log === null ? {} : { log }), ...(c.visitor === undefined ? {} : { visitor: c.visitor }) });
+    const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, secretsVersion: app.secretsVersion ?? 0, op, access, caps: new Set(caps), ...(log === null ? {} : { log }), ...(c.visitor === undefined ? {} : { visitor: c.visitor }) });
     let outcome: ExecutorOutcome;
     try {
       outcome = await this.executor.invoke({
