@@ -9,7 +9,7 @@ import type { Database } from "./schema/index.ts";
  * Kysely runs it on one connection and a transaction holds that until it commits; an app's
  * first write there creates its row through `ensureUsageRow`.
  */
-export async function lockUsageRows(trx: Transaction<Database>, dialect: Dialect, appIds: readonly string[]): Promise<void> {
+export async function lockUsageRows(trx: Kysely<Database>, dialect: Dialect, appIds: readonly string[]): Promise<void> {
   if (dialect === "sqlite" || appIds.length === 0) return;
   const sorted = [...appIds].sort();
   await trx

@@ -41,5 +41,12 @@ describeEachDialect("hostile: KV keys and values shaped like SQL", (dialect) => 
     // Refusals the app lets escape reach the caller as themselves: a key past the 512-byte cap, a key that is no string.
     expect(expectError(await call("put", { k: "é".repeat(257), v: 1 }), 400, "invalid_request").message).toBe("a storage key is at most 512 bytes; this one is 514");
     expect(expectError(await call("get", { k: 1 }), 400, "invalid_request").message).toBe("a storage key must be a non-empty string");
+    // Half of a surrogate pair: both databases would store U+FFFD, so "\uD800" and "\uDC00" would
+    // be one row counted as two keys (and the count, once wrong, stays wrong).
+    for (const k of ["\uD800", "a\uDC00", "\uDC00\uD800"]) {
+      expect(expectError(await call("put", { k, v: 1 }), 400, "invalid_request").message).toMatch(/well-formed Unicode/);
+      expect(expectError(await call("get", { k }), 400, "invalid_request").message).toMatch(/well-formed Unicode/);
+    }
+    expect((await call("put", { k: "\uD83D\uDE00", v: "a whole pair is fine" })).body).toEqual({ ok: true, value: true });
   });
 });

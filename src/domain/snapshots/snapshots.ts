@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ExpressionBuilder, Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
-import { bumpUsageRow, type Database, type Dialect } from "../../store/index.ts";
+import { bumpUsageRow, lockUsageRows, type Database, type Dialect } from "../../store/index.ts";
 import { lockKey } from "../../store/locks.ts";
 import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
 import type { Actor } from "../access/access.ts";
@@ -135,6 +135,10 @@ export class Snapshots {
    * restore's, with the code). Returns the KV keys that changed; call `restored` after commit.
    */
   async restoreInto(trx: Kysely<Database>, appId: string, snapshotId: string): Promise<string[]> {
+    // The app's usage row first, as every write of its values takes it first (PostgreSQL): a write
+    // committed between this restore's delete and its totals would keep its row uncounted, and one
+    // rewriting a key this deletes would wait on the delete while the delete waited on it.
+    await lockUsageRows(trx, this.dialect, [appId]);
     const changes = await this.changes(appId, snapshotId, trx);
     const wanted = await this.entries(trx, appId, snapshotId);
     const now = this.clock.now();

@@ -23,8 +23,13 @@ export const KEYS_CAP_BYTES = 100 * MiB;
 export const LIST_DEFAULT = 100;
 export const LIST_MAX = 1000;
 
+// A lone surrogate: half of a UTF-16 pair with no other half. Neither database stores it (both
+// write U+FFFD), so two such keys would be one row while counted as two.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export function checkKey(key: unknown): string {
   if (typeof key !== "string" || key.length === 0) throw apiError("invalid_request", "a storage key must be a non-empty string");
+  if (LONE_SURROGATE.test(key)) throw apiError("invalid_request", "a storage key must be well-formed Unicode: it holds half of a UTF-16 surrogate pair");
   if (Buffer.byteLength(key) > KEY_CAP_BYTES) {
     throw apiError("invalid_request", `a storage key is at most ${KEY_CAP_BYTES} bytes; this one is ${Buffer.byteLength(key)}`);
   }

@@ -10,8 +10,9 @@ import type { Dialect } from "../dialect.ts";
  * keys, and keep the count as they keep the bytes: a new key adds its cost, or is refused with
  * `{keys, adding}` where a write past the values' cap comes back with `{used, size, freed}`.
  * The old signatures stay, as calls of the new ones with the key's cost worked out here and the
- * 100 MiB cap: an instance still running the code before this migration (a rolling upgrade)
- * writes on, and its keys are counted too.
+ * 100 MiB cap: an instance still running the code before this migration writes its one-key KV
+ * writes on, counted. Its other writes and deletes do not keep `key_bytes`: upgrade every
+ * instance together (src/store/README.md).
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema.alterTable("app_storage_usage").addColumn("key_bytes", "bigint", (c) => c.notNull().defaultTo(0)).execute();

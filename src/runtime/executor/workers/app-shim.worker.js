@@ -254,7 +254,8 @@ class WriteBehind {
 }
 
 function plainKey(key) {
-  if (typeof key !== "string" || key.length === 0) return false;
+  // Half of a surrogate pair: Node refuses it, and the app must see that at its set().
+  if (typeof key !== "string" || key.length === 0 || !key.isWellFormed()) return false;
   // Three UTF-8 bytes per UTF-16 unit at most: short keys need no count.
   return key.length * 3 <= MAX_KEY_BYTES || encoder.encode(key).length <= MAX_KEY_BYTES;
 }
