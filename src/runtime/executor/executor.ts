@@ -76,7 +76,7 @@ export class Executor {
     private readonly dir: string,
     private readonly storage: StorageBackend,
     private readonly dropCachedReads: (appId: string) => void,
-    private readonly bundleOf: (appId: string, code: AppCode, vars?: Record<string, string>) => Promise<CodeBundle>,
+    private readonly bundleOf: (appId: string, code: AppCode, secretsVersion: number) => Promise<CodeBundle>,
   ) {}
 
   static async start(o: ExecutorOptions): Promise<Executor> {
@@ -110,13 +110,11 @@ export class Executor {
       egress,
       bindings: (call) => bindings.handle(call),
     };
-    // Secrets version 0: the app has never had a secret (a set or delete moves it), so its
-    // isolate's build reads none, as a staged build's does (operations.ts).
-    const bundle = (appId: string, revision: number, secretsVersion: number) => codeBundle(code, o.secrets, appId, revision, secretsVersion === 0 ? {} : undefined);
+    const bundle = (appId: string, revision: number, secretsVersion: number) => codeBundle(code, o.secrets, appId, revision, secretsVersion);
     const pool = new ExecutorPool(poolOptions, o.clock, new Quarantine(o.clock, tuning.quarantineMs), bundle);
     if (o.onEvent !== undefined) pool.onEvent = o.onEvent;
     const dropCachedReads = (appId: string) => pool.invalidate(appId, null, ++kvEpoch);
-    const executor = new Executor(invocations, bindings, pool, api, dir, o.storage, dropCachedReads, (appId, code, vars) => bundleOf(o.secrets, appId, code, vars));
+    const executor = new Executor(invocations, bindings, pool, api, dir, o.storage, dropCachedReads, (appId, code, secretsVersion) => bundleOf(o.secrets, appId, code, secretsVersion));
     try {
       await api.listen();
       await pool.start();
@@ -149,13 +147,12 @@ export class Executor {
    * so that it runs while the write commits. The isolate goes under a key of its own, which this
    * returns with the build's outcome to come; the warm-up of the revision that write publishes
    * names the key as `adopt` to take the isolate over. A write that fails leaves it until the
-   * app's next staged build supersedes it (IsolateTable), or it idles out. `vars`, when the
-   * caller knows them, spare a read of the secrets, which on SQLite would wait for the commit.
+   * app's next staged build supersedes it (IsolateTable), or it idles out.
    */
-  async stage(call: Omit<WarmCall, "revision" | "staged" | "adopt">, code: AppCode, vars?: Record<string, string>): Promise<{ key: string; built: Promise<unknown> }> {
+  async stage(call: Omit<WarmCall, "revision" | "staged" | "adopt">, code: AppCode): Promise<{ key: string; built: Promise<unknown> }> {
     const seq = ++this.staged;
     const key = `${call.appId}:staged-${seq}:${call.secretsVersion}`;
-    const bundle = await this.bundleOf(call.appId, code, vars);
+    const bundle = await this.bundleOf(call.appId, code, call.secretsVersion);
     // Never rejects: like a warm-up's, its refusals and faults are the next call's to report.
     const built = this.warm({ ...call, revision: 0, staged: { key, code: bundle, seq } }).catch(() => undefined);
     return { key, built };

@@ -132,11 +132,11 @@ export class Operations {
 
   /**
    * Starts building the isolate of `code`, which `app` (its manifest already `code`'s) is about
-   * to publish (Executor.stage). Secrets version 0 means none were ever written (Secrets.version).
+   * to publish (Executor.stage).
    */
   stage(app: AppRecord, code: AppCode): Promise<{ key: string; built: Promise<unknown> }> {
     const { revision: _, ...isolate } = isolateOf(app);
-    return this.executor.stage({ ...isolate, caps: capabilitiesOf(app.manifest.capabilities?.imports), deadlineMs: this.deadlineMs }, code, isolate.secretsVersion === 0 ? {} : undefined);
+    return this.executor.stage({ ...isolate, caps: capabilitiesOf(app.manifest.capabilities?.imports), deadlineMs: this.deadlineMs }, code);
   }
 
   /** Returns the op's `value`; every refusal or failure is a thrown ApiError. */

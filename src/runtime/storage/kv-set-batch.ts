@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { PreparedQuery, TurnQueue, type Store } from "../../store/index.ts";
 
-/** One op's single-key KV write on PostgreSQL, under the caps its caller computed (values' bytes, keys' cost). */
+/** One op's single-key KV write on PostgreSQL, under the values' cap its caller computed. */
 export interface KvSet {
   appId: string;
   key: string;
@@ -11,7 +11,6 @@ export interface KvSet {
   /** What the key costs if it is new (limits.ts keyCost). */
   keyCost: number;
   cap: number;
-  keyCap: number;
 }
 
 /**
@@ -47,6 +46,8 @@ export class KvSetBatch {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    /** What an app's keys may cost together (the store's, the same for every app). */
+    private readonly keyCap: number,
   ) {}
 
   write(set: KvSet): Promise<KvSetOutcome> {
@@ -67,8 +68,7 @@ export class KvSetBatch {
         sets.map((s) => s.keyCost),
         now,
         sets.map((s) => s.cap),
-        // One cap on keys for the batch: it is the store's, the same for every app.
-        Math.min(...sets.map((s) => s.keyCap)),
+        this.keyCap,
       )
       .then(
         (result) => result.rows,
@@ -88,7 +88,7 @@ export class KvSetBatch {
 
   private async sendOne(set: KvSet, now: number): Promise<KvSetOutcome> {
     try {
-      const row = await setOne.takeFirst(this.store.db, set.appId, set.key, set.value, set.size, set.keyCost, now, set.cap, set.keyCap);
+      const row = await setOne.takeFirst(this.store.db, set.appId, set.key, set.value, set.size, set.keyCost, now, set.cap, this.keyCap);
       if (row === undefined) throw new Error("brickyard_kv_set answered no row");
       return { written: true, version: Number(row.data_version), used: Number(row.used) };
     } catch (error) {

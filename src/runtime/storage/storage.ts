@@ -109,7 +109,7 @@ export class AppStorage {
     );
     this.soleWriter = store.dialect === "sqlite";
     this.ledger = new UsageLedger(this.soleWriter, (appId) => this.usage(appId));
-    this.kvSets = new KvSetBatch(store, clock);
+    this.kvSets = new KvSetBatch(store, clock, keysCap);
     this.usageRows = new TurnBatch(async (appIds) => {
       const rows = (await this.q.usageRows.execute(store.db, appIds)).rows;
       return new Map(rows.map((row) => [row.app_id, { used: Number(row.bytes), version: Number(row.data_version) }]));
@@ -183,7 +183,7 @@ export class AppStorage {
   /** Runs brickyard_kv_set under a cap lowered by the room other ops' leases hold (batched per turn); a refusal becomes `storage_full`. */
   private async kvSetByFunction(appId: string, entry: KvWrite & Sized, lease: WriteLease | null): Promise<void> {
     const held = this.ledger.heldBesides(appId, lease);
-    const outcome = await this.kvSets.write({ appId, key: entry.key, value: entry.value, size: entry.size, keyCost: keyCost(entry.key), cap: APP_CAP_BYTES - held, keyCap: this.keysCap });
+    const outcome = await this.kvSets.write({ appId, key: entry.key, value: entry.value, size: entry.size, keyCost: keyCost(entry.key), cap: APP_CAP_BYTES - held });
     if (outcome.written === false) storageFull(outcome.used, outcome.size, outcome.freed, held);
     if (outcome.written === "keys") keysFull(outcome.keyBytes, outcome.adding, this.keysCap);
     // Answered after its commit: the version is this instance's own before the writer hears back.

@@ -3,18 +3,20 @@ import type { SecretsSource } from "./backends.ts";
 
 export type { CodeBundle };
 
-/**
- * Module from the cache, secrets fresh from their source (they change without a new revision).
- * `vars` already known (an app whose secrets version is 0 has none) spare the secrets' read.
- */
-export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number, vars?: Record<string, string>): Promise<CodeBundle | null> {
+/** Module from the cache, secrets fresh from their source (they change without a new revision). */
+export async function codeBundle(cache: CodeCache, secrets: SecretsSource | undefined, appId: string, revision: number, secretsVersion: number | undefined): Promise<CodeBundle | null> {
   const code = await cache.get(appId, revision);
-  return code === null ? null : bundleOf(secrets, appId, code, vars);
+  return code === null ? null : bundleOf(secrets, appId, code, secretsVersion);
 }
 
-/** The bundle of any code of the app, published or not (Executor.stage); `vars` already known spare the secrets' read. */
-export async function bundleOf(secrets: SecretsSource | undefined, appId: string, code: AppCode, vars?: Record<string, string>): Promise<CodeBundle> {
-  return { appId, module: code.module, nodeCompat: code.nodeCompat === true, origins: code.origins, vars: vars ?? (secrets === undefined ? {} : await secrets.forApp(appId)) };
+/**
+ * The bundle of any code of the app, published or not (Executor.stage). Secrets version 0 means
+ * the app never had a secret (a set or delete moves it, never back to 0): none to read, which on
+ * SQLite would also wait for a write's commit. Undefined: not known, so read.
+ */
+export async function bundleOf(secrets: SecretsSource | undefined, appId: string, code: AppCode, secretsVersion: number | undefined): Promise<CodeBundle> {
+  const vars = secrets === undefined || secretsVersion === 0 ? {} : await secrets.forApp(appId);
+  return { appId, module: code.module, nodeCompat: code.nodeCompat === true, origins: code.origins, vars };
 }
 
 // What the kept sources may weigh together (UTF-16, as V8 holds them): a host's thousands of

@@ -77,8 +77,8 @@ export class InternalApi {
     if (invocation === undefined) throw apiError("forbidden", "unknown or finished invocation");
     const path = (req.url ?? "").split("?")[0] ?? "";
     if (path === "/code") {
-      // `vars` become env strings in the isolate (secrets, issue 5); an app that never had a secret has none to read.
-      const bundle = await codeBundle(this.deps.code, this.deps.secrets, invocation.appId, invocation.revision, invocation.secretsVersion === 0 ? {} : undefined);
+      // `vars` become env strings in the isolate (secrets, issue 5).
+      const bundle = await codeBundle(this.deps.code, this.deps.secrets, invocation.appId, invocation.revision, invocation.secretsVersion);
       if (bundle === null) throw apiError("app_not_found", "no code for this app revision");
       sendJson(res, 200, bundle);
       return;
