@@ -23,10 +23,10 @@ async function count(frame: Frame): Promise<string> {
 }
 
 /**
- * DECISIONS §12 in real Chromium: the app's page on its own domain (the name resolved to
+ * DECISIONS §12 in real Chromium: the app's page on its own domain (the names resolved to
  * loopback by Chromium's host rules), its UI calling ops from the sandboxed frame with the
  * visitor's pass, each visitor seeing their own data, and the owner, signed in on the main origin,
- * the owner's.
+ * the owner's; a private app's domain sending the person to sign in there and back.
  */
 describeBrowser("custom domains in Chromium: a visitor's own data, the owner's on the main origin", () => {
   let server: TestServer;
@@ -34,6 +34,7 @@ describeBrowser("custom domains in Chromium: a visitor's own data, the owner's o
   let browser: TestBrowser;
   let owner: TestUser;
   let domainUrl: string;
+  let closedUrl: string;
 
   beforeAll(async () => {
     dns = await startDns();
@@ -45,7 +46,12 @@ describeBrowser("custom domains in Chromium: a visitor's own data, the owner's o
     for (let i = 0; i < 5; i++) await server.client.post(`/app/${appId}/api/bump`, {}, { token: owner.token });
     await serveAt(server, dns, owner.token, appId, "visits.example.test");
     domainUrl = `http://visits.example.test:${new URL(server.url).port}/`;
-    if (CHROMIUM_PATH !== null) browser = await launchBrowser(["--host-resolver-rules=MAP visits.example.test 127.0.0.1"]);
+    // A private app on a domain of its own: only its owner may open it.
+    const closedId = (await server.client.post("/app", { module: counterModule("closed", "Closed"), ui: COUNTER_UI }, { token: owner.token })).body.id as string;
+    for (let i = 0; i < 3; i++) await server.client.post(`/app/${closedId}/api/bump`, {}, { token: owner.token });
+    await serveAt(server, dns, owner.token, closedId, "closed.example.test");
+    closedUrl = `http://closed.example.test:${new URL(server.url).port}/`;
+    if (CHROMIUM_PATH !== null) browser = await launchBrowser(["--host-resolver-rules=MAP *.example.test 127.0.0.1"]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -82,5 +88,18 @@ describeBrowser("custom domains in Chromium: a visitor's own data, the owner's o
     await ownerPage.getByRole("button", { name: "Sign in" }).click();
     await ownerPage.waitForURL(`**/@${owner.handle}/visits`);
     expect(await count(await frameOf(ownerPage))).toBe("5");
+  });
+
+  it("a private app's domain sends the person to sign in on the main host and back, signed in: the owner's count", { timeout: 120_000 }, async () => {
+    await browser.context.clearCookies();
+    const page = await browser.newPage();
+    await page.goto(closedUrl);
+    await page.getByRole("link", { name: /^Sign in on / }).click();
+    await page.waitForURL((url) => url.origin === server.url && url.pathname === "/sign-in");
+    await page.getByLabel("Email or handle").fill(owner.handle);
+    await page.getByLabel("Password").fill(owner.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.href.startsWith(closedUrl) && url.searchParams.has("t"));
+    expect(await count(await frameOf(page))).toBe("3");
   });
 });

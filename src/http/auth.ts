@@ -4,7 +4,7 @@ import { SESSION_ABSOLUTE_MS, type Sessions } from "../domain/accounts/sessions.
 import type { Apps } from "../domain/apps/apps.ts";
 import type { AppRecord } from "../domain/apps/queries.ts";
 import type { TokenPrincipal, Tokens } from "../domain/tokens/tokens.ts";
-import { apiError } from "../errors/index.ts";
+import { apiError, ApiError } from "../errors/index.ts";
 import { toolLayerPrincipal } from "./tool-layer.ts";
 import { publicOrigin } from "./custom-hosts.ts";
 
@@ -47,6 +47,14 @@ export function principalOf(ctx: AuthDeps, request: FastifyRequest, tokenEpoch?:
     resolved.set(request, pending);
   }
   return pending;
+}
+
+/** `principalOf` for a page, which offers sign-in for a credential that fails rather than a JSON 401. */
+export async function pagePrincipalOf(ctx: AuthDeps, request: FastifyRequest): Promise<Principal | null> {
+  return principalOf(ctx, request).catch((error: unknown) => {
+    if (error instanceof ApiError) return null;
+    throw error;
+  });
 }
 
 /**

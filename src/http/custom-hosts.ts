@@ -54,3 +54,11 @@ export function publicOrigin(request: FastifyRequest, baseUrl: string): string {
   // X-Forwarded-Proto (under TRUST_PROXY) is a client's string: only the two schemes count.
   return `${request.protocol === "https" ? "https" : "http"}://${routed.host}`;
 }
+
+/**
+ * Where a page on a custom domain sends a person to sign in: a path on the main host, which signs
+ * them in there and sends them back with a render token (routes/domains/openOnDomain.ts).
+ */
+export function openOnDomainPath(appId: string, host: string): string {
+  return `/app/${encodeURIComponent(appId)}/open-on-domain?host=${encodeURIComponent(host)}`;
+}

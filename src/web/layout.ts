@@ -10,6 +10,11 @@ export interface PageOptions {
   body: HtmlValue;
   /** A page's own inline script; it runs only with this response's nonce (see sendPage). */
   script?: { nonce: string; source: string };
+  /**
+   * Where the browser goes on its own once the page has loaded (a meta refresh): a navigation of
+   * the page's own, so not held to form-action as a redirect after a form's submission would be.
+   */
+  goTo?: string;
 }
 
 /** The shared document around every server-rendered page. */
@@ -20,6 +25,7 @@ export function layout(options: PageOptions): SafeHtml {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · Brickyard</title>
+${options.goTo !== undefined && html`<meta http-equiv="refresh" content="0; url=${options.goTo}">`}
 <style>${unsafeRaw(PAGE_CSS)}</style>
 </head>
 <body>

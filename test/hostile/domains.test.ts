@@ -95,4 +95,22 @@ describe("hostile: custom domains and the Host header", () => {
     const onMain = await server.client.post(`/api/token`, {}, { cookie: victim.cookie, headers: { origin: "http://diary.example.test" } });
     expect([onMain.status, onMain.body.error.kind]).toEqual([403, "forbidden"]);
   });
+
+  it("the way onto a domain never hands a signed-in victim's render token to a host other than the app's own", async () => {
+    const tokensOf = async () => Number((await server.ctx.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", victim.id).where("kind", "=", "render").executeTakeFirstOrThrow()).n);
+    const before = await tokensOf();
+    // The attacker's link, followed by the victim in their browser (their session cookie rides along).
+    for (const host of ["evil.example.test", "evil.example.test:80", "diary.example.test.evil.example.test", "diary.example.test@evil.example.test", "evil.example.test/diary.example.test", "127.0.0.1", "[::1]"]) {
+      const res = await server.client.get(`/app/${victimApp}/open-on-domain?host=${encodeURIComponent(host)}`, { cookie: victim.cookie, headers: { accept: "text/html" } });
+      expect(res.status, host).toBe(404);
+      expect(res.headers.get("location"), host).toBeNull();
+      expect(res.text, host).not.toContain("svc_render_");
+    }
+    expect(await tokensOf()).toBe(before);
+    // Their own app's domain, with their cookie: the token goes to that domain alone.
+    const own = await server.client.get(`/app/${victimApp}/open-on-domain?host=diary.example.test`, { cookie: victim.cookie, headers: { accept: "text/html" } });
+    expect(own.status).toBe(200);
+    expect(own.text).toContain(`url=http://diary.example.test:${new URL(server.url).port}/?t=svc_render_`);
+    expect(await tokensOf()).toBe(before + 1);
+  });
 });

@@ -6,11 +6,11 @@ import { SUSPENDED_MESSAGE } from "../../domain/apps/suspended.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
-import { principalOf } from "../../http/auth.ts";
-import { customHostOf, publicOrigin } from "../../http/custom-hosts.ts";
-import { VisitorPasses } from "../../domain/domains/index.ts";
+import { pagePrincipalOf } from "../../http/auth.ts";
+import { customHostOf, openOnDomainPath, publicOrigin } from "../../http/custom-hosts.ts";
+import { hostKey, VisitorPasses } from "../../domain/domains/index.ts";
 import { newNonce, sendPage } from "../../web/layout.ts";
-import { errorPage, signInPage } from "../../web/pages/common.ts";
+import { domainSignInPage, errorPage, signInPage } from "../../web/pages/common.ts";
 import { sendShell, shellPage } from "../../web/pages/shell.ts";
 
 /** Who is opening a page: allowed (acting for `userId`, null when anonymous) or why not. */
@@ -21,11 +21,7 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
  * may call it (owner, visibility) and for anyone holding a valid query render token for it.
  */
 export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
-  // A page shows sign-in for a bad credential rather than a JSON 401.
-  const principal = await principalOf(ctx, request).catch((error: unknown) => {
-    if (error instanceof ApiError) return null;
-    throw error;
-  });
+  const principal = await pagePrincipalOf(ctx, request);
   const t = (request.query as Record<string, unknown> | undefined)?.t;
   let expiredLink = false;
   if (typeof t === "string" && t !== "" && app !== null) {
@@ -53,7 +49,11 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
     if (!(request.headers.accept ?? "").includes("text/html")) throw missing;
     if (access.allowed || access.signedIn) return sendPage(reply, errorPage(missing), 404);
     const intro = access.allowed === false && access.expiredLink ? "This link has expired. Sign in to open the app." : "Sign in to open this app.";
-    return sendPage(reply, signInPage({ returnTo: request.url.split("?")[0] ?? "/", intro }), 401);
+    const routed = customHostOf(request);
+    if (routed === null || app === null) return sendPage(reply, signInPage({ returnTo: request.url.split("?")[0] ?? "/", intro }), 401);
+    // Sign-in is not served on a custom domain: it happens on the main host, which sends them back.
+    const base = ctx.config.baseUrl;
+    return sendPage(reply, domainSignInPage({ link: `${base}${openOnDomainPath(app.id, hostKey(routed.host) ?? routed.host)}`, intro, service: new URL(base).host }), 401);
   }
   if (app.suspension !== null) {
     // DECISIONS §15: the page says so (403); nothing of the app is served, not even its frame.

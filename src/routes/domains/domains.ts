@@ -5,6 +5,7 @@ import { principalOf } from "../../http/auth.ts";
 import { NOT_ON_THIS_HOST } from "../../http/custom-hosts.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
+import openOnDomain from "./openOnDomain.ts";
 
 const Domain = Type.Object({
   id: Type.String(),
@@ -94,4 +95,5 @@ export default function domainRoutes(app: App, ctx: Services): void {
   app.all(NOT_ON_THIS_HOST, { schema: { hide: true } }, () => {
     throw apiError("not_found", "not found on this domain");
   });
+  openOnDomain(app, ctx);
 }

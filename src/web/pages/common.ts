@@ -32,6 +32,29 @@ ${signInForm(options)}`,
   });
 }
 
+/**
+ * The sign-in page of an app's custom domain: sign-in is the main host's (its session cookie is
+ * not the domain's), so this links there, and the person comes back to the domain signed in.
+ */
+export function domainSignInPage(options: { link: string; intro: string; service: string }): SafeHtml {
+  return layout({
+    title: "Sign in",
+    body: html`<h1>Sign in</h1>
+<p>${options.intro}</p>
+<p><a class="button" href="${options.link}">Sign in on ${options.service}</a></p>`,
+  });
+}
+
+/** A stop on the way to another site, which the browser leaves at once (and a link, should it not). */
+export function onTheWayPage(options: { title: string; to: string; where: string }): SafeHtml {
+  return layout({
+    title: options.title,
+    goTo: options.to,
+    body: html`<h1>${options.title}</h1>
+<p><a class="button" href="${options.to}">Continue to ${options.where}</a></p>`,
+  });
+}
+
 const TITLES: Record<number, string> = {
   400: "That request did not make sense",
   401: "Please sign in",

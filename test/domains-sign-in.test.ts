@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createUser, type TestUser } from "./helpers/accounts.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { startDns, type TestDns } from "./helpers/dns-server.ts";
+import { makePro, makePublic, serveAt } from "./helpers/domains.ts";
+import { viaHost } from "./helpers/host-request.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const APP = (id: string) => `export const manifest = {
+  id: "${id}",
+  displayName: "Private ${id}",
+  routes: { hello: { access: "read", input: { type: "object" } } },
+};
+export default { async fetch() { return Response.json({ ok: true, value: "hello" }); } };`;
+
+const HTML = { accept: "text/html" };
+
+/**
+ * DECISIONS §12: sign-in is not served on a custom domain and the main host's session cookie is
+ * not sent there, so a private app's page on its domain links to the main host, which signs the
+ * person in and sends them back with a render token, to that domain and for those who may open
+ * the app alone.
+ */
+describeEachDialect("custom domains: a person signs in on the main host and comes back to a private app's domain", (dialect) => {
+  let server: TestServer;
+  let dns: TestDns;
+  let owner: TestUser;
+  let stranger: TestUser;
+  let privateId: string;
+  let publicId: string;
+  let port: string;
+
+  beforeAll(async () => {
+    dns = await startDns();
+    server = await startServer({ dialect, env: { DNS_RESOLVER: dns.address } });
+    port = new URL(server.url).port;
+    owner = await createUser(server);
+    stranger = await createUser(server);
+    await makePro(server, owner.id);
+    privateId = (await server.client.post("/app", { module: APP("closed") }, { token: owner.token })).body.id;
+    publicId = (await server.client.post("/app", { module: APP("open") }, { token: owner.token })).body.id;
+    await makePublic(server, owner.token, publicId);
+    await serveAt(server, dns, owner.token, privateId, "closed.example.test");
+    await serveAt(server, dns, owner.token, publicId, "open.example.test");
+  });
+  afterAll(async () => {
+    await server?.close();
+    await dns?.close();
+  });
+
+  const handOff = (appId: string, host: string, cookie = "") =>
+    server.client.get(`/app/${appId}/open-on-domain?host=${encodeURIComponent(host)}`, { headers: HTML, ...(cookie === "" ? {} : { cookie }) });
+
+  it("the domain's page links to the main host instead of a sign-in form it cannot serve", async () => {
+    const page = await viaHost(server.url, "closed.example.test", "/", { headers: HTML });
+    expect(page.status).toBe(401);
+    expect(page.body).not.toContain('action="/sign-in"');
+    const link = /href="([^"]+open-on-domain[^"]+)"/.exec(page.body)?.[1]?.replaceAll("&amp;", "&");
+    expect(link).toBe(`${server.url}/app/${privateId}/open-on-domain?host=closed.example.test`);
+    // Nothing else of the control plane is reachable there, the new path included.
+    const there = await viaHost(server.url, "closed.example.test", `/app/${privateId}/open-on-domain?host=closed.example.test`, { headers: HTML });
+    expect(there.status).toBe(404);
+  });
+
+  it("signed out, it sends the person to sign in and back; signed in, to the domain with a token the page takes", async () => {
+    const out = await handOff(privateId, `closed.example.test:${port}`);
+    expect(out.status).toBe(303);
+    const signIn = new URL(out.headers.get("location") ?? "", server.url);
+    expect(signIn.pathname).toBe("/sign-in");
+    expect(signIn.searchParams.get("return_to")).toBe(`/app/${privateId}/open-on-domain?host=closed.example.test`);
+
+    // Signed in: a page the browser leaves at once for the domain (a redirect there would be the
+    // sign-in form's, which its form-action stops), with the token in the address.
+    const back = await handOff(privateId, "Closed.Example.Test.", owner.cookie);
+    expect(back.status).toBe(200);
+    const refresh = /<meta http-equiv="refresh" content="0; url=([^"]+)">/.exec(back.text)?.[1]?.replaceAll("&amp;", "&") ?? "";
+    expect(back.text).toContain(`href="${refresh.replaceAll("&", "&amp;")}"`);
+    const target = new URL(refresh);
+    expect([target.protocol, target.host, target.pathname]).toEqual(["http:", `closed.example.test:${port}`, "/"]);
+    const token = target.searchParams.get("t") ?? "";
+    expect(token).toMatch(/^svc_render_/);
+
+    const page = await viaHost(server.url, "closed.example.test", `/?t=${encodeURIComponent(token)}`, { headers: HTML });
+    expect(page.status).toBe(200);
+    const frame = /src="([^"]+\/frame\?[^"]+)"/.exec(page.body)?.[1]?.replaceAll("&amp;", "&") ?? "";
+    expect(new URL(frame).host).toBe("closed.example.test");
+    expect(back.headers.get("cache-control")).toBe("no-store");
+    // The token acts for the owner: the op answers on the domain as on the main host.
+    const hello = await viaHost(server.url, "closed.example.test", `/app/${privateId}/api/hello`, { method: "POST", body: "{}", headers: { authorization: `Bearer ${token}` } });
+    expect([hello.status, JSON.parse(hello.body).value]).toEqual([200, "hello"]);
+  });
+
+  it("refuses a person who may not open the app, a host the app is not served at, and an app that is not there", async () => {
+    const refusals = [
+      await handOff(privateId, "closed.example.test", stranger.cookie),
+      await handOff(privateId, "open.example.test", owner.cookie),
+      await handOff(privateId, "evil.example.test", owner.cookie),
+      await handOff(privateId, "127.0.0.1", owner.cookie),
+      await handOff("nope", "closed.example.test", owner.cookie),
+    ];
+    for (const res of refusals) {
+      expect(res.status).toBe(404);
+      expect(res.headers.get("location")).toBeNull();
+      expect(res.text).toContain("There is no app here, or it is not shared with you.");
+    }
+    const empty = await server.client.get(`/app/${privateId}/open-on-domain?host=`, { headers: HTML });
+    expect(empty.status).toBe(400);
+  });
+
+  it("a public app sends anyone to its domain without a token: there they are a visitor", async () => {
+    const res = await handOff(publicId, "open.example.test");
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`http://open.example.test:${port}/`);
+  });
+});
