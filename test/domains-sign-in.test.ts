@@ -107,6 +107,51 @@ describeEachDialect("custom domains: a person signs in on the main host and come
     expect(empty.status).toBe(400);
   });
 
+  it("someone the app is shared with is sent there with a token of their own; a port in the domain's Host is not carried", async () => {
+    const bob = await createUser(server);
+    expect((await server.client.post(`/api/v1/apps/${privateId}/shares`, { grantee: bob.handle }, { token: owner.token })).status).toBe(201);
+    expect((await server.client.post(`/api/v1/apps/${privateId}/shares/accept`, undefined, { token: bob.token })).status).toBe(200);
+    const res = await handOff(privateId, "closed.example.test", bob.cookie);
+    expect(res.status).toBe(200);
+    const token = /url=[^"]*\?t=([^"&]+)/.exec(res.text)?.[1] ?? "";
+    const holder = await server.ctx.tokens.authenticate(decodeURIComponent(token));
+    expect(holder).toMatchObject({ kind: "render", appId: privateId, userId: bob.id });
+    const page = await viaHost(server.url, "closed.example.test:8443", "/", { headers: HTML });
+    expect(page.body).toContain(`/app/${privateId}/open-on-domain?host=closed.example.test"`);
+  });
+
+  it("a render token as the credential is no one: refused, not sent on; a suspended app mints nothing; a failing domain gets no token", async () => {
+    const back = await handOff(privateId, "closed.example.test", owner.cookie);
+    const token = decodeURIComponent(/url=[^"]*\?t=([^"&]+)/.exec(back.text)?.[1] ?? "");
+    const asToken = await server.client.get(`/app/${privateId}/open-on-domain?host=closed.example.test`, { token, headers: HTML });
+    expect([asToken.status, asToken.headers.get("location")]).toEqual([404, null]);
+
+    const queryTokens = async () => Number((await server.ctx.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).where("app_id", "=", privateId).where("user_id", "=", owner.id).executeTakeFirstOrThrow()).n);
+    const audit = { actor: { kind: "cli" as const }, ip: null };
+    await server.ctx.suspensions.suspendApp(privateId, "test", audit);
+    try {
+      const before = await queryTokens();
+      const suspended = await handOff(privateId, "closed.example.test", owner.cookie);
+      expect(suspended.status).toBe(403);
+      expect(suspended.text).not.toContain("svc_render_");
+      expect(await queryTokens()).toBe(before);
+    } finally {
+      await server.ctx.suspensions.unsuspendApp(privateId, audit);
+    }
+
+    // Its TXT record gone missing: still served, but the name may be someone else's now.
+    await server.ctx.db.updateTable("app_domains").set({ state: "failing" }).where("hostname", "=", "closed.example.test").execute();
+    await server.ctx.domainHosts.reload();
+    try {
+      const failing = await handOff(privateId, "closed.example.test", owner.cookie);
+      expect(failing.status).toBe(404);
+      expect(failing.text).not.toContain("svc_render_");
+    } finally {
+      await server.ctx.db.updateTable("app_domains").set({ state: "verified" }).where("hostname", "=", "closed.example.test").execute();
+      await server.ctx.domainHosts.reload();
+    }
+  });
+
   it("a public app sends anyone to its domain without a token: there they are a visitor", async () => {
     const res = await handOff(publicId, "open.example.test");
     expect(res.status).toBe(303);

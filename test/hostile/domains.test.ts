@@ -97,7 +97,7 @@ describe("hostile: custom domains and the Host header", () => {
   });
 
   it("the way onto a domain never hands a signed-in victim's render token to a host other than the app's own", async () => {
-    const tokensOf = async () => Number((await server.ctx.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", victim.id).where("kind", "=", "render").executeTakeFirstOrThrow()).n);
+    const tokensOf = async () => Number((await server.ctx.db.selectFrom("tokens").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", victim.id).where("app_id", "=", victimApp).where("kind", "=", "render").executeTakeFirstOrThrow()).n);
     const before = await tokensOf();
     // The attacker's link, followed by the victim in their browser (their session cookie rides along).
     for (const host of ["evil.example.test", "evil.example.test:80", "diary.example.test.evil.example.test", "diary.example.test@evil.example.test", "evil.example.test/diary.example.test", "127.0.0.1", "[::1]"]) {

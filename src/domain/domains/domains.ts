@@ -58,6 +58,15 @@ export class Domains {
     return rows.map(viewOf);
   }
 
+  /**
+   * Whether `hostname` is the app's and its record was found at the last look. A failing one is
+   * still served, but its name may have passed to someone else: nothing personal goes there.
+   */
+  async verifiedFor(appId: string, hostname: string): Promise<boolean> {
+    const row = await this.db.selectFrom("app_domains").select("id").where("app_id", "=", appId).where("hostname", "=", hostname).where("state", "=", "verified").executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** A served hostname of the app, if it has one (the claim and share pages show it). */
   async servedHostname(appId: string): Promise<string | null> {
     const row = await this.db.selectFrom("app_domains").select("hostname").where("app_id", "=", appId).where("state", "in", ["verified", "failing"]).orderBy("created_at").executeTakeFirst();

@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { can } from "../../domain/access/access.ts";
+import { SUSPENDED_MESSAGE } from "../../domain/apps/suspended.ts";
 import { hostKey } from "../../domain/domains/index.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import { pagePrincipalOf } from "../../http/auth.ts";
@@ -38,25 +39,30 @@ export default function openOnDomain(app: App, ctx: Services): void {
       });
       if (record === null || host === null) return sendPage(reply, errorPage(missing), 404);
       const principal = await pagePrincipalOf(ctx, request);
-      if (can(await ctx.apps.roleOf(principal, record), "view")) {
-        const origin = domainOrigin(ctx.config.baseUrl, host);
-        // Anyone may open it (a public app): the domain serves them as a visitor, with no token.
-        if (principal?.kind !== "user") return reply.redirect(`${origin}/`, 303);
-        const token = (await ctx.renderTokens.mintQuery(record.id, principal.userId)).token;
-        // A page, not a redirect: arriving from the sign-in form, a redirect to another origin
-        // is the form's, and the sign-in page's form-action (its own origin) would stop it.
-        return sendPage(reply, onTheWayPage({ title: `Opening ${record.displayName}`, to: `${origin}/?t=${encodeURIComponent(token)}`, where: host }));
+      // A person, by their session (or user token); any other credential is no one here.
+      const person = principal?.kind === "user" ? principal : null;
+      if (!can(await ctx.apps.roleOf(person, record), "view")) {
+        if (principal !== null) return sendPage(reply, errorPage(missing), 404);
+        return reply.redirect(`/sign-in?return_to=${encodeURIComponent(openOnDomainPath(record.id, host))}`, 303);
       }
-      if (principal !== null) return sendPage(reply, errorPage(missing), 404);
-      return reply.redirect(`/sign-in?return_to=${encodeURIComponent(openOnDomainPath(record.id, host))}`, 303);
+      if (record.suspension !== null) return sendPage(reply, errorPage(apiError("forbidden", `This app has been ${SUSPENDED_MESSAGE}.`)), 403);
+      const origin = domainOrigin(ctx.config.baseUrl, host);
+      // Anyone may open it (a public app): the domain serves them as a visitor, with no token.
+      if (person === null) return reply.redirect(`${origin}/`, 303);
+      // A domain whose record has gone missing may be someone else's by now.
+      if (!(await ctx.domains.verifiedFor(record.id, host))) return sendPage(reply, errorPage(missing), 404);
+      const token = (await ctx.renderTokens.mintQuery(record.id, person.userId)).token;
+      // A page, not a redirect: arriving from the sign-in form, a redirect to another origin
+      // is the form's, and the sign-in page's form-action (its own origin) would stop it.
+      return sendPage(reply, onTheWayPage({ title: `Opening ${record.displayName}`, to: `${origin}/?t=${encodeURIComponent(token)}`, where: host }));
     },
   );
 }
 
 /**
  * The domain's origin as its visitors use it: the service's scheme and port, as the operator's
- * proxy serves domains beside the main host (DECISIONS §12). Never from the request, so a link
- * cannot send the token over plain http where the service is on https.
+ * proxy serves domains beside the main host (DECISIONS §12; README "Custom domains"). Never from
+ * the request, so a link cannot send the token over plain http where the service is on https.
  */
 function domainOrigin(baseUrl: string, host: string): string {
   const base = new URL(baseUrl);

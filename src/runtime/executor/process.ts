@@ -120,15 +120,22 @@ export class WorkerdProcess {
   /**
    * True when the supervisor answers within `timeoutMs`; a busy-looping isolate blocks it. Over
    * its own connection: op calls ride the channel (channel.ts), so a ping never queues behind them.
+   * The time counts while Node's own loop could have heard the answer (see `silence`).
    */
   async ping(timeoutMs: number): Promise<boolean> {
-    try {
-      const res = await request("http://workerd/__brickyard/ping", { dispatcher: this.agent, signal: AbortSignal.timeout(timeoutMs) });
-      await res.body.dump();
-      return res.statusCode === 200;
-    } catch {
-      return false;
-    }
+    const abort = new AbortController();
+    const answer = request("http://workerd/__brickyard/ping", { dispatcher: this.agent, signal: abort.signal }).then(
+      async (res) => {
+        await res.body.dump();
+        return res.statusCode === 200;
+      },
+      () => false,
+    );
+    const quiet = silence(timeoutMs);
+    const ok = await Promise.race([answer, quiet.heard]);
+    quiet.cancel();
+    if (!ok) abort.abort();
+    return ok;
   }
 
   /** Resident set size from /proc (Linux); null where that is not available. */
@@ -211,4 +218,38 @@ function startupFailure(stderr: string, code: number | null): WorkerdStartupErro
   if (/address already in use/i.test(stderr)) return new WorkerdStartupError("address_in_use", "workerd's socket address is already in use", stderr);
   if (/\.capnp:\d+|Parse error|config/i.test(stderr)) return new WorkerdStartupError("config_invalid", "workerd rejected its config", stderr);
   return new WorkerdStartupError("exited", `workerd exited during startup (code ${code})`, stderr);
+}
+
+/** A deadline that fires this much past its time was held up by Node's own loop, not the process. */
+const STALL_MS = 100;
+/** At most this many windows in a row are set again for stalls; past them, silence is silence. */
+const MAX_STALLS = 10;
+
+/**
+ * Resolves false once `timeoutMs` have passed with Node's loop free to read an answer. A window
+ * our loop spent stalled (a long collection, a host short of CPU) is not the process's silence:
+ * a deadline that fires late starts a new window, or every process would be killed as hung after
+ * any stall of ours, their calls with them. One that fires on time still lets this turn of the
+ * loop read what has arrived (timers run before I/O is polled) before it counts as silence.
+ */
+function silence(timeoutMs: number): { heard: Promise<false>; cancel: () => void } {
+  let timer: NodeJS.Timeout | null = null;
+  let stalls = 0;
+  const heard = new Promise<false>((resolve) => {
+    const arm = () => {
+      const due = performance.now() + timeoutMs;
+      timer = setTimeout(() => {
+        if (performance.now() - due > STALL_MS && stalls++ < MAX_STALLS) return arm();
+        timer = null;
+        setImmediate(() => resolve(false));
+      }, timeoutMs);
+    };
+    arm();
+  });
+  return {
+    heard,
+    cancel: () => {
+      if (timer !== null) clearTimeout(timer);
+    },
+  };
 }
