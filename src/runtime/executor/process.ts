@@ -243,6 +243,8 @@ function silence(timeoutMs: number): { heard: Promise<false>; cancel: () => void
         timer = null;
         setImmediate(() => resolve(false));
       }, timeoutMs);
+      // Like AbortSignal.timeout's: a ping's deadline alone does not hold a closing process open.
+      timer.unref();
     };
     arm();
   });
