@@ -80,7 +80,16 @@ describeEachDialect("custom domains: a person signs in on the main host and come
     const token = target.searchParams.get("t") ?? "";
     expect(token).toMatch(/^svc_render_/);
 
-    const page = await viaHost(server.url, "closed.example.test", `/?t=${encodeURIComponent(token)}`, { headers: HTML });
+    // On the domain the token leaves the address for a cookie of that host alone, and the page
+    // answers at its own address from then on.
+    const landing = await viaHost(server.url, "closed.example.test", `/?t=${encodeURIComponent(token)}`, { headers: HTML });
+    expect([landing.status, landing.headers.location]).toEqual([303, "/"]);
+    const set = ([] as string[]).concat(landing.headers["set-cookie"] ?? []).find((c) => c.startsWith("svc_app_token=")) ?? "";
+    expect(set.split(";")[0]).toBe(`svc_app_token=${token}`);
+    expect(set).toMatch(/; HttpOnly/);
+    expect(set).toMatch(/; SameSite=Lax/);
+    expect(set).not.toMatch(/Domain=/i);
+    const page = await viaHost(server.url, "closed.example.test", "/", { headers: { ...HTML, cookie: set.split(";")[0] ?? "" } });
     expect(page.status).toBe(200);
     const frame = /src="([^"]+\/frame\?[^"]+)"/.exec(page.body)?.[1]?.replaceAll("&amp;", "&") ?? "";
     expect(new URL(frame).host).toBe("closed.example.test");
@@ -150,6 +159,20 @@ describeEachDialect("custom domains: a person signs in on the main host and come
       await server.ctx.db.updateTable("app_domains").set({ state: "verified" }).where("hostname", "=", "closed.example.test").execute();
       await server.ctx.domainHosts.reload();
     }
+  });
+
+  it("a token in the address moves to a cookie only on its own app's domain, and only a person's", async () => {
+    const back = await handOff(privateId, "closed.example.test", owner.cookie);
+    const token = decodeURIComponent(/url=[^"]*\?t=([^"&]+)/.exec(back.text)?.[1] ?? "");
+    // Another app's domain: the token is not that app's, so nothing is kept there.
+    const elsewhere = await viaHost(server.url, "open.example.test", `/?t=${encodeURIComponent(token)}`, { headers: HTML });
+    expect(([] as string[]).concat(elsewhere.headers["set-cookie"] ?? []).some((c) => c.startsWith("svc_app_token="))).toBe(false);
+    // The main host keeps its links as they were.
+    const main = await server.client.get(`/app/${privateId}?t=${encodeURIComponent(token)}`, { headers: HTML });
+    expect(main.headers.get("set-cookie") ?? "").not.toContain("svc_app_token=");
+    // A cookie holding another app's token opens nothing.
+    const wrong = await viaHost(server.url, "open.example.test", "/", { headers: { ...HTML, cookie: `svc_app_token=${token}` } });
+    expect(wrong.body).not.toContain(token);
   });
 
   it("a public app sends anyone to its domain without a token: there they are a visitor", async () => {

@@ -4,6 +4,7 @@ import { can } from "../../domain/access/access.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
 import { SUSPENDED_MESSAGE } from "../../domain/apps/suspended.ts";
 import { canonicalUrl } from "../../domain/apps/urls.ts";
+import { QUERY_TOKEN_TTL_MS } from "../../domain/app-page/render-tokens.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
 import { pagePrincipalOf } from "../../http/auth.ts";
@@ -22,7 +23,7 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
  */
 export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
   const principal = await pagePrincipalOf(ctx, request);
-  const t = (request.query as Record<string, unknown> | undefined)?.t;
+  const t = linkToken(request) ?? (app !== null && customHostOf(request)?.appId === app.id ? request.cookies[domainTokenCookieName(request)] : undefined);
   let expiredLink = false;
   if (typeof t === "string" && t !== "" && app !== null) {
     const holder = await ctx.tokens.authenticate(t).catch((error: unknown) => {
@@ -44,12 +45,19 @@ export async function pageAccess(ctx: Services, request: FastifyRequest, app: Ap
  */
 export async function serveShell(ctx: Services, request: FastifyRequest, reply: FastifyReply, app: AppRecord | null): Promise<FastifyReply> {
   const access = await pageAccess(ctx, request, app);
+  // A person sent here from the main host (routes/domains/openOnDomain.ts) holds their token in
+  // the address: it moves to a cookie of this domain alone, and the address becomes the app's own,
+  // so no copy of the link, bookmark or history entry carries it.
+  const routed = customHostOf(request);
+  if (routed !== null && access.allowed && access.userId !== null && access.queryToken !== null && access.queryToken === linkToken(request)) {
+    void reply.setCookie(domainTokenCookieName(request), access.queryToken, { path: "/", httpOnly: true, sameSite: "lax", secure: request.protocol === "https", maxAge: QUERY_TOKEN_TTL_MS / 1000 });
+    return reply.redirect("/", 303);
+  }
   if (!access.allowed || app === null) {
     const missing = apiError("app_not_found", "There is no app here, or it is not shared with you.");
     if (!(request.headers.accept ?? "").includes("text/html")) throw missing;
     if (access.allowed || access.signedIn) return sendPage(reply, errorPage(missing), 404);
     const intro = access.allowed === false && access.expiredLink ? "This link has expired. Sign in to open the app." : "Sign in to open this app.";
-    const routed = customHostOf(request);
     if (routed === null || app === null) return sendPage(reply, signInPage({ returnTo: request.url.split("?")[0] ?? "/", intro }), 401);
     // Sign-in is not served on a custom domain: it happens on the main host, which sends them back.
     const base = ctx.config.baseUrl;
@@ -80,6 +88,17 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
     nonce,
   });
   return sendShell(reply, page, nonce);
+}
+
+/** The query's `t`, a render token in a link. */
+function linkToken(request: FastifyRequest): string | undefined {
+  const t = (request.query as Record<string, unknown> | undefined)?.t;
+  return typeof t === "string" && t !== "" ? t : undefined;
+}
+
+/** The cookie a custom domain keeps a signed-in person's render token in: host-only, and secure over https. */
+function domainTokenCookieName(request: FastifyRequest): string {
+  return request.protocol === "https" ? "__Host-svc_app_token" : "svc_app_token";
 }
 
 /** The visitor cookie's name: host-only and secure where the domain is served over https. */
