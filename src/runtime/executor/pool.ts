@@ -444,7 +444,8 @@ export class ExecutorPool {
     void member.proc.ping(this.o.pingTimeoutMs).then((ok) => {
       member.pinging = false;
       if (ok) member.healthyAt = sentAt;
-      else if (!member.faulted && !member.retiring && !member.proc.exited) this.fault(slot, member, "hung");
+      // A process killed or crashed fails its ping at once: its exit names it `crashed`.
+      else if (!member.faulted && !member.retiring && !member.proc.gone()) this.fault(slot, member, "hung");
     });
   }
 

@@ -138,6 +138,21 @@ export class WorkerdProcess {
     return ok;
   }
 
+  /**
+   * Dead, though Node may not have heard yet (Linux: a zombie, or no /proc entry): a ping failing
+   * then is its crash, which its exit reports, not a hang. False where /proc is not available.
+   */
+  gone(): boolean {
+    if (this.child.pid === undefined || this.exited) return true;
+    try {
+      // The state follows the command's closing parenthesis: "pid (comm) S …".
+      const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ENOENT";
+    }
+  }
+
   /** Resident set size from /proc (Linux); null where that is not available. */
   rssBytes(): number | null {
     if (this.child.pid === undefined || this.exited) return null;
