@@ -23,7 +23,7 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
  */
 export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
   const principal = await pagePrincipalOf(ctx, request);
-  const t = linkToken(request) ?? (app !== null && customHostOf(request)?.appId === app.id ? request.cookies[domainTokenCookieName(request)] : undefined);
+  const t = linkToken(request) ?? (app !== null && customHostOf(request)?.appId === app.id ? request.cookies[hostCookieName(request, DOMAIN_TOKEN_COOKIE)] : undefined);
   let expiredLink = false;
   if (typeof t === "string" && t !== "" && app !== null) {
     const holder = await ctx.tokens.authenticate(t).catch((error: unknown) => {
@@ -50,7 +50,7 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
   // so no copy of the link, bookmark or history entry carries it.
   const routed = customHostOf(request);
   if (routed !== null && access.allowed && access.userId !== null && access.queryToken !== null && access.queryToken === linkToken(request)) {
-    void reply.setCookie(domainTokenCookieName(request), access.queryToken, { path: "/", httpOnly: true, sameSite: "lax", secure: request.protocol === "https", maxAge: QUERY_TOKEN_TTL_MS / 1000 });
+    setHostCookie(request, reply, DOMAIN_TOKEN_COOKIE, access.queryToken, QUERY_TOKEN_TTL_MS / 1000);
     return reply.redirect("/", 303);
   }
   if (!access.allowed || app === null) {
@@ -96,14 +96,18 @@ function linkToken(request: FastifyRequest): string | undefined {
   return typeof t === "string" && t !== "" ? t : undefined;
 }
 
-/** The cookie a custom domain keeps a signed-in person's render token in: host-only, and secure over https. */
-function domainTokenCookieName(request: FastifyRequest): string {
-  return request.protocol === "https" ? "__Host-svc_app_token" : "svc_app_token";
+// A custom domain's own cookies: its visitor's id, and a signed-in person's render token.
+const VISITOR_COOKIE = "svc_visitor";
+const DOMAIN_TOKEN_COOKIE = "svc_app_token";
+
+/** The name of a cookie of this host alone: `__Host-` where the domain is served over https. */
+function hostCookieName(request: FastifyRequest, name: string): string {
+  return request.protocol === "https" ? `__Host-${name}` : name;
 }
 
-/** The visitor cookie's name: host-only and secure where the domain is served over https. */
-export function visitorCookieName(request: FastifyRequest): string {
-  return request.protocol === "https" ? "__Host-svc_visitor" : "svc_visitor";
+/** Sets a cookie of this host alone (see hostCookieName), out of scripts' reach. */
+function setHostCookie(request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAgeSeconds: number): void {
+  void reply.setCookie(hostCookieName(request, name), value, { path: "/", httpOnly: true, sameSite: "lax", secure: request.protocol === "https", maxAge: maxAgeSeconds });
 }
 
 const VISITOR_COOKIE_DAYS = 365;
@@ -113,11 +117,10 @@ const VISITOR_COOKIE_DAYS = 365;
  * the domain's first-party cookie, set here on their first visit, with a MAC the frame sends on.
  */
 function visitorPassFor(ctx: Services, request: FastifyRequest, reply: FastifyReply, appId: string): string {
-  const name = visitorCookieName(request);
-  let id = request.cookies[name];
+  let id = request.cookies[hostCookieName(request, VISITOR_COOKIE)];
   if (!VisitorPasses.isId(id)) {
     id = VisitorPasses.newId();
-    void reply.setCookie(name, id, { path: "/", httpOnly: true, sameSite: "lax", secure: request.protocol === "https", maxAge: VISITOR_COOKIE_DAYS * 24 * 3600 });
+    setHostCookie(request, reply, VISITOR_COOKIE, id, VISITOR_COOKIE_DAYS * 24 * 3600);
   }
   return ctx.visitorPasses.pass(appId, id);
 }

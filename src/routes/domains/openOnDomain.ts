@@ -3,7 +3,7 @@ import type { Services } from "../../services.ts";
 import { can } from "../../domain/access/access.ts";
 import { SUSPENDED_MESSAGE } from "../../domain/apps/suspended.ts";
 import { hostKey } from "../../domain/domains/index.ts";
-import { apiError, ApiError } from "../../errors/index.ts";
+import { apiError } from "../../errors/index.ts";
 import { pagePrincipalOf } from "../../http/auth.ts";
 import { openOnDomainPath } from "../../http/custom-hosts.ts";
 import type { App } from "../../http/types.ts";
@@ -33,10 +33,8 @@ export default function openOnDomain(app: App, ctx: Services): void {
       const host = hostKey(request.query.host);
       // Never to a host the app is not served at: that would hand its token to anyone.
       const served = host === null ? null : ctx.domainHosts.appAt(host);
-      const record = served !== request.params.appId ? null : await ctx.apps.find(served).catch((error: unknown) => {
-        if (error instanceof ApiError) return null; // deleted since the host map was read
-        throw error;
-      });
+      // Null too for an app deleted since the host map was read.
+      const record = served !== request.params.appId ? null : await ctx.apps.get(served);
       if (record === null || host === null) return sendPage(reply, errorPage(missing), 404);
       const principal = await pagePrincipalOf(ctx, request);
       // A person, by their session (or user token); any other credential is no one here.

@@ -145,9 +145,7 @@ export class WorkerdProcess {
   gone(): boolean {
     if (this.child.pid === undefined || this.exited) return true;
     try {
-      // The state follows the command's closing parenthesis: "pid (comm) S …".
-      const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
-      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+      return this.statFields()[0] === "Z";
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === "ENOENT";
     }
@@ -171,13 +169,18 @@ export class WorkerdProcess {
   cpuMs(): number | null {
     if (this.child.pid === undefined || this.exited) return null;
     try {
-      const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
-      // The command name may hold spaces or parentheses: the fields start after the last ")".
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const fields = this.statFields();
       return (Number(fields[11]) + Number(fields[12])) * 10;
     } catch {
       return null;
     }
+  }
+
+  /** The fields of /proc/PID/stat after the command name, its state first; throws where it cannot be read. */
+  private statFields(): string[] {
+    const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
+    // The command name may hold spaces or parentheses: the fields start after the last ")".
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   }
 
   /**
