@@ -139,11 +139,13 @@ export class WorkerdProcess {
   }
 
   /**
-   * Dead, though Node may not have heard yet (Linux: a zombie, or no /proc entry): a ping failing
-   * then is its crash, which its exit reports, not a hang. False where /proc is not available.
+   * Dead or dying, though Node may not have heard yet: a ping failing then is its end, which its
+   * exit reports, not a hang. Our SIGKILL counts at once: kill() aborts the ping before the kernel
+   * has finished the process. Otherwise Linux's /proc says (a zombie, or no entry); false where
+   * /proc is not available.
    */
   gone(): boolean {
-    if (this.child.pid === undefined || this.exited) return true;
+    if (this.child.pid === undefined || this.exited || this.killedByUs) return true;
     try {
       return this.statFields()[0] === "Z";
     } catch (error) {

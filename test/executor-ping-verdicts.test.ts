@@ -59,3 +59,40 @@ describe("executor: a stall of Node's loop is not a hung process", () => {
     }
   });
 });
+
+/**
+ * A ping that fails because the process was killed (ours to kill: a crash, a test, the pool's
+ * close) is the process's death, not its silence: its exit reports `crashed`. The kill aborts the
+ * ping at once, often before the kernel has finished the process, so /proc alone cannot tell.
+ */
+describe("executor: a ping cut short by a kill is not a hang", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // Long enough that the stopped process's ping is still in flight when the test kills it.
+    h = await startHarness({ dialect: "sqlite", processes: 1, tuning: { pingIntervalMs: 20, pingTimeoutMs: 30_000 } });
+  });
+  afterAll(async () => h.close());
+
+  it("reports the kill as crashed, with the ping in flight", async () => {
+    // 384 MiB touched: the kernel takes a while to tear the process down after SIGKILL, the
+    // window in which /proc still shows it alive.
+    const hold = `async () => { const a = new Uint8Array(384 * 2 ** 20); for (let i = 0; i < a.length; i += 4096) a[i] = 1; globalThis.held = a; return "held"; }`;
+    const app = { ...h.code.publish("killed", appModule({ hold }), { routes: { hold: { access: "read" } } }), plan: "enterprise" as const };
+    expect(await h.call(app, "hold")).toBe("held");
+    const proc = h.executor.pool.processOf(app.id);
+    const pid = proc?.pid;
+    if (proc === null || pid === undefined) throw new Error("no live process");
+    const faultsBefore = h.events.filter((e) => e.type === "fault").length;
+    // Stopped, it cannot answer: the watchdog's next ping (every 20 ms) stays in flight.
+    process.kill(pid, "SIGSTOP");
+    const pinged = proc.ping(30_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    proc.kill();
+    // Dying by our SIGKILL is gone already, whether or not the kernel has finished it yet.
+    expect(proc.gone()).toBe(true);
+    expect(await pinged).toBe(false);
+    await expect.poll(() => h.events.filter((e) => e.type === "fault").length, { timeout: 10_000 }).toBeGreaterThan(faultsBefore);
+    const faults = h.events.filter((e) => e.type === "fault").slice(faultsBefore);
+    expect(faults.map((e) => (e.type === "fault" ? e.reason : null))).toEqual(["crashed"]);
+  });
+});
