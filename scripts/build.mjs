@@ -16,8 +16,8 @@ const SRC = join(ROOT, "src");
 export const DIST = join(ROOT, "dist");
 /** Written last: its time is the build's, and its absence means there is no complete build. */
 const STAMP = join(DIST, ".built");
-/** Read from disk beside their modules at run time (executor.ts, web/sdk/files.ts). */
-const COPIED = ["runtime/executor/workers", "web/sdk"];
+/** Read from disk beside their modules at run time (executor.ts, launch.ts, web/sdk/files.ts). */
+const COPIED = ["runtime/executor/workers", "runtime/executor/launcher", "web/sdk"];
 
 /** Whether dist/ is missing, unfinished, or older than a source file or this script. */
 export function stale() {

@@ -1,27 +1,11 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { afterEach, expect, it } from "vitest";
 import { serverProcess, type ServerProcess } from "./helpers/server-process.ts";
-import { alive } from "./helpers/process.ts";
+import { alive, childrenOf, runs } from "./helpers/process.ts";
 import { renderTokenAt } from "./helpers/web.ts";
 
 // How the service stops, as an operator sees it: SIGTERM drains and exits, whoever is connected;
 // a crash (kill -9 of Node) leaves no workerd behind.
-
-/** Pids of the processes whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(entry));
-    } catch {
-      // Gone between the listing and the read.
-    }
-  }
-  return out;
-}
 
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -38,14 +22,17 @@ afterEach(async () => {
   server = null;
 });
 
-it("after kill -9 of the Node process, none of its workerd processes is left 2 s later", async () => {
+it("after kill -9 of the Node process, neither its launcher nor any of its workerd processes is left 2 s later", async () => {
   server = await serverProcess("sqlite");
   await server.start();
   const pid = server.pid ?? 0;
-  const workerds = childrenOf(pid).filter((child) => readFileSync(`/proc/${child}/cmdline`, "utf8").includes("workerd"));
+  // workerd is the launcher's child (src/runtime/executor/launch.ts), the launcher the server's.
+  const launchers = childrenOf(pid).filter((child) => runs(child, "launcher.js"));
+  expect(launchers).toHaveLength(1);
+  const workerds = launchers.flatMap((launcher) => childrenOf(launcher)).filter((child) => runs(child, "workerd"));
   expect(workerds.length).toBeGreaterThanOrEqual(2);
   process.kill(pid, "SIGKILL");
-  expect(await waitFor(() => workerds.every((child) => !alive(child)), 2000)).toBe(true);
+  expect(await waitFor(() => [...launchers, ...workerds].every((child) => !alive(child)), 2000)).toBe(true);
 });
 
 it("SIGTERM with an idle keep-alive client connected: the server closes the connection and exits", async () => {

@@ -1,6 +1,6 @@
-import { spawnTied } from "./executor/child-process.ts";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { launch } from "./executor/launch.ts";
 import { DEFAULT_TUNING } from "./executor/tuning.ts";
 import { workerdBinary } from "./executor/workerd-config.ts";
 
@@ -50,21 +50,14 @@ const worker :Workerd.Worker = (
   return null;
 }
 
+/** Runs it through the launcher (executor/launch.ts: the fork is not this process's). */
 function run(binary: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawnTied(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => {
-      if (stderr.length < 64 * 1024) stderr += chunk.toString("utf8");
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), CHECK_TIMEOUT_MS);
-    child.on("close", (code) => {
+    const child = launch(binary, args, { stderrTail: 64 * 1024 });
+    const timer = setTimeout(() => child.kill(), CHECK_TIMEOUT_MS);
+    child.onExit(({ code, stderr }) => {
       clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      resolve({ code: -1, stderr: error.message });
+      resolve({ code: code ?? (child.pid === undefined ? -1 : null), stderr });
     });
   });
 }

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 /** A TCP port free on loopback right now (for a server process a test starts). */
@@ -28,6 +29,34 @@ export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The parent pid of `pid`, from /proc (Linux); null when it is gone. */
+export function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces or parentheses: the fields start after the last ")".
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** Pids of the processes whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((child) => parentOf(child) === pid);
+}
+
+/** Whether the process runs this program (its command line mentions `name`); false when it is gone. */
+export function runs(pid: number, name: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(name);
   } catch {
     return false;
   }

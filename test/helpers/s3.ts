@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { spawnTied } from "../../src/runtime/executor/child-process.ts";
+import { spawn } from "node:child_process";
 
 /** s3rver's fixed key pair; the SDK finds it in the environment, as it would a real one. */
 export const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" };
@@ -34,7 +34,10 @@ new S3rver({ port: 0, address: "127.0.0.1", silent: !process.env.S3_LOGS, direct
  */
 export async function startS3(bucket = "brickyard-test"): Promise<TestS3> {
   const directory = mkdtempSync(join(tmpdir(), "brickyard-s3-"));
-  const child = spawnTied(process.execPath, ["--openssl-legacy-provider", "-e", SERVER, directory, bucket], { stdio: ["ignore", "pipe", "inherit"] });
+  // Tied to this process (parent-death signal), so a test process that dies takes it along.
+  const args = [process.execPath, "--openssl-legacy-provider", "-e", SERVER, directory, bucket];
+  const [command = process.execPath, ...rest] = existsSync("/usr/bin/setpriv") ? ["/usr/bin/setpriv", "--pdeathsig", "SIGKILL", "--", ...args] : args;
+  const child = spawn(command, rest, { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const port = await new Promise<string>((resolve, reject) => {
     if (child.stdout === null) throw new Error("s3rver's output is not piped");

@@ -1,10 +1,8 @@
-import type { ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
 import { Agent, request } from "undici";
+import { launch, type Launched } from "./launch.ts";
 import { renderConfig, workerdBinary, type EgressConfig } from "./workerd-config.ts";
-import { spawnTied } from "./child-process.ts";
 
 export type StartupFailure = "address_in_use" | "config_invalid" | "exited" | "timeout";
 
@@ -34,17 +32,15 @@ export interface ProcessOptions {
   gcMinIntervalMs: number;
 }
 
-const STDERR_TAIL = 16 * 1024;
-
 /**
- * One workerd child process serving the supervisor worker on a unix socket, driven as explicit
- * steps: write config → spawn → wait for the control fd's "listen" raced against exit and a
- * timeout → answer pings over a keep-alive undici Agent (calls ride the channel) → SIGKILL on dispose.
+ * One workerd process serving the supervisor worker on a unix socket, driven as explicit steps:
+ * write config → start (by the launcher, launch.ts) → wait for the control fd's "listen" raced
+ * against exit and a timeout → answer pings over a keep-alive undici Agent (calls ride the
+ * channel) → SIGKILL on dispose.
  */
 export class WorkerdProcess {
   readonly socketPath: string;
   private readonly agent: Agent;
-  private stderrTail = "";
   private killedByUs = false;
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private readonly exitWaiters: (() => void)[] = [];
@@ -52,16 +48,12 @@ export class WorkerdProcess {
   onExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined;
 
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly child: Launched,
     socketPath: string,
   ) {
     this.socketPath = socketPath;
     this.agent = new Agent({ connect: { socketPath }, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
-    child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (chunk: string) => {
-      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL);
-    });
-    child.once("exit", (code, signal) => {
+    child.onExit(({ code, signal }) => {
       this.exitInfo = { code, signal };
       this.onExit(code, signal);
       for (const waiter of this.exitWaiters.splice(0)) waiter();
@@ -87,12 +79,10 @@ export class WorkerdProcess {
       { mode: 0o600 },
     );
     // fd 3 is workerd's control channel: it writes one JSON line per socket once it listens.
-    const child = spawnTied(workerdBinary(), ["serve", "--experimental", "--control-fd=3", configPath], {
-      stdio: ["ignore", "ignore", "pipe", "pipe"],
-    });
+    const child = launch(workerdBinary(), ["serve", "--experimental", "--control-fd=3", configPath], { control: true });
     const proc = new WorkerdProcess(child, socketPath);
     try {
-      await proc.waitForListen(child.stdio[3] as Readable, o.startupTimeoutMs);
+      await proc.waitForListen(o.startupTimeoutMs);
     } catch (error) {
       proc.kill();
       throw error;
@@ -113,8 +103,9 @@ export class WorkerdProcess {
     return this.killedByUs;
   }
 
+  /** The tail of its stderr, once it has exited. */
   get stderr(): string {
-    return this.stderrTail;
+    return this.child.exit?.stderr ?? "";
   }
 
   /**
@@ -191,7 +182,7 @@ export class WorkerdProcess {
    */
   kill(): void {
     this.killedByUs = true;
-    if (!this.exited) this.child.kill("SIGKILL");
+    if (!this.exited) this.child.kill();
     void this.agent.destroy().catch(() => undefined);
   }
 
@@ -200,12 +191,18 @@ export class WorkerdProcess {
     return new Promise((resolve) => this.exitWaiters.push(resolve));
   }
 
-  private waitForListen(control: Readable, timeoutMs: number): Promise<void> {
+  private waitForListen(timeoutMs: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let buffered = "";
-      const timer = setTimeout(() => finish(new WorkerdStartupError("timeout", `workerd did not listen within ${timeoutMs} ms`, this.stderrTail)), timeoutMs);
-      const onData = (chunk: Buffer) => {
-        buffered += chunk.toString("utf8");
+      // Its stderr reaches us with its exit: a process that never listens is killed first.
+      const timer = setTimeout(() => {
+        forgetExit();
+        stopReading();
+        this.kill();
+        void this.waitForExit().then(() => finish(new WorkerdStartupError("timeout", `workerd did not listen within ${timeoutMs} ms`, this.stderr)));
+      }, timeoutMs);
+      const stopReading = this.child.onControl((chunk) => {
+        buffered += chunk;
         let newline: number;
         while ((newline = buffered.indexOf("\n")) >= 0) {
           const line = buffered.slice(0, newline);
@@ -217,17 +214,19 @@ export class WorkerdProcess {
             // not a control message we know
           }
         }
-      };
-      const onExit = () => finish(startupFailure(this.stderrTail, this.exitInfo?.code ?? null));
-      const finish = (error: Error | null) => {
-        clearTimeout(timer);
-        control.off("data", onData);
+      });
+      const onExit = () => finish(startupFailure(this.stderr, this.exitInfo?.code ?? null));
+      const forgetExit = () => {
         const index = this.exitWaiters.indexOf(onExit);
         if (index >= 0) this.exitWaiters.splice(index, 1);
+      };
+      const finish = (error: Error | null) => {
+        clearTimeout(timer);
+        stopReading();
+        forgetExit();
         if (error === null) resolve();
         else reject(error);
       };
-      control.on("data", onData);
       this.exitWaiters.push(onExit);
     });
   }
