@@ -9,7 +9,7 @@
 //   bench: http/ceiling=R pg-http/ceiling=R op-cpu/fastify=R pg-op-cpu/fastify=R webhook/direct=R healthz/fastify=R
 //     pg-kv/trivial=R publish-first-call-p99-ms=N zipf/one-app=R zipf-p99-ms=N create-cpu-ms=N
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
-// BENCH_ROWS=http,kv,create,first,publish,zipf,share,read-share,render-share… to run only some rows (for profiling with --cpu-prof; no bench:
+// BENCH_ROWS=http,kv,create,first,publish,zipf,share,read-share,render-share,respawn… to run only some rows (for profiling with --cpu-prof; no bench:
 // line then).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +22,7 @@ import { bareFastify, bareWorkerd, brickyard, freshIsolates, loaderCeiling, stat
 import { floodShare, type FloodShare } from "./lib/flood-share.ts";
 import { call, timedCall } from "./lib/requests.ts";
 import { createApps, executorFootprint, executorRss, p99, publishThenCall, ZIPF_APPS, ZIPF_S, zipfRow } from "./lib/many-apps.ts";
+import { respawnRow, type RespawnRow } from "./lib/respawn.ts";
 import { sessionCookieName } from "../src/http/auth.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -37,6 +38,7 @@ const READ_KIB = 250;
 const READS = `reads a ${2 * READ_KIB} KiB source`;
 const RELOADS = "signed in, reloads an app's frame";
 const CREATE_MODULE_BYTES = 20 * 1024;
+const RESPAWNS = 20;
 
 const TRIVIAL_FETCH = `export default { async fetch() { return Response.json({ ok: true, value: 1 }); } };`;
 const trivialApp = (id: string) => `export const manifest = { id: "${id}", routes: { op: {} } };\n${TRIVIAL_FETCH}`;
@@ -168,6 +170,10 @@ async function renderShareRow(b: Brickyard, client: LoadClient, neighbour: Targe
   return floodShare(client, neighbour, [{ url: `${b.url}/app/${id}/frame?t=${query}`, headers: { cookie } }], { connections: FLOODERS, msPerRow: SECONDS * 1000 });
 }
 
+function formatRespawn(row: RespawnRow): string {
+  return `a workerd process killed and restarted (${row.restarts.length} times): the server's loop held at most ${formatTimes(row.restarts)}; in quiet windows as long: ${formatTimes(row.quiet)}; around a direct fork of this process (${row.rssMiB.toFixed(0)} MiB RSS): ${formatTimes(row.forks)}`;
+}
+
 function formatShare(what: string, share: FloodShare): string {
   return `a neighbour's op calls while one client ${what} from ${FLOODERS} connections: ${share.flooded.rps.toFixed(0)} req/s (p50 ${share.flooded.p50.toFixed(2)} ms) against ${share.alone.rps.toFixed(0)} alone (p50 ${share.alone.p50.toFixed(2)} ms); the flood ${share.floodPerSecond.toFixed(0)}/s`;
 }
@@ -258,6 +264,7 @@ async function main(): Promise<void> {
         const { first, floor } = await firstCalls(sqlite, token, fresh, FIRST_CALLS);
         console.log(`first call of a new revision: ${formatTimes(first)}; workerd alone, a fresh isolate: ${formatTimes(floor)}`);
       }
+      if (ONLY.includes("respawn")) console.log(formatRespawn(await respawnRow(measured, RESPAWNS)));
       return;
     }
     const results: Record<string, Result> = await measure(client, rows, { concurrency: CONCURRENCY, msPerRow: SECONDS * 1000 });
@@ -269,6 +276,7 @@ async function main(): Promise<void> {
     const share = await writeShareRow(sqlite, client, httpTarget);
     const readShare = await readShareRow(sqlite, client, httpTarget);
     const renderShare = await renderShareRow(sqlite, client, httpTarget);
+    const respawn = await respawnRow(measured, RESPAWNS);
 
     const labels: Record<string, string> = {
       bare: "bare workerd, trivial module (HTTP)",
@@ -297,6 +305,7 @@ async function main(): Promise<void> {
     console.log(formatShare(WRITES, share));
     console.log(formatShare(READS, readShare));
     console.log(formatShare(RELOADS, renderShare));
+    console.log(formatRespawn(respawn));
 
     const ratio = (a: string, b: string) => {
       const x = results[a];
@@ -336,6 +345,8 @@ async function main(): Promise<void> {
     console.log(`  ${"write-share".padEnd(26)} ${(share.flooded.rps / share.alone.rps).toFixed(2).padStart(6)}   (a neighbour's op calls under one owner's write flood, against alone)`);
     console.log(`  ${"read-share".padEnd(26)} ${(readShare.flooded.rps / readShare.alone.rps).toFixed(2).padStart(6)}   (the same under one client's flood of ${2 * READ_KIB} KiB source reads)`);
     console.log(`  ${"render-share".padEnd(26)} ${(renderShare.flooded.rps / renderShare.alone.rps).toFixed(2).padStart(6)}   (the same while one signed-in person reloads an app's frame)`);
+    const median = (times: readonly number[]) => Math.max(percentile(times, 0.5), 0.001);
+    console.log(`  ${"respawn/fork".padEnd(26)} ${(median(respawn.restarts) / median(respawn.forks)).toFixed(2).padStart(6)}   (the longest hold of Node's loop, p50 of ${RESPAWNS}, for a process restart against a fork of the server's own)`);
     console.log(`  ${"first-call-p99-ms".padEnd(26)} ${percentile(first, 0.99).toFixed(2).padStart(6)}   target <= 10 (a call at once after its publish)`);
     // What workerd alone takes to build a new isolate and call it: the floor under any design
     // that runs a new revision in an isolate of its own.

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { launch, launcherPid } from "../src/runtime/executor/launch.ts";
+import { MemoryCeiling } from "../src/runtime/executor/memory-ceiling.ts";
+import { DEFAULT_TUNING } from "../src/runtime/executor/tuning.ts";
 import { appModule, startHarness, type Harness } from "./helpers/executor.ts";
 import { alive, parentOf } from "./helpers/process.ts";
 
@@ -25,6 +28,25 @@ describe("executor: processes started by the launcher", () => {
     expect(launcher).toBeDefined();
     expect(parentOf(pid ?? 0)).toBe(launcher);
     expect(parentOf(launcher ?? 0)).toBe(process.pid);
+  });
+
+  it("each workerd is in a memory group of its own, limited to memoryMaxBytes, where this host allows one", async (t) => {
+    if (MemoryCeiling.detect() === null) {
+      console.warn("SKIPPED: this host lets the process create no memory cgroup; the RSS watchdog is the only ceiling here");
+      t.skip();
+    }
+    const a = app();
+    expect(await h.call(a, "ping")).toBe("pong");
+    const pid = h.executor.pool.processOf(a.id)?.pid ?? 0;
+    // Placed off Node's thread (memory-ceiling.ts confine), and before the process joins the pool.
+    const group = readFileSync(`/proc/${pid}/cgroup`, "utf8");
+    const path = new RegExp(`/brickyard-${process.pid}-exec-[\\w-]+$`, "m").exec(group)?.[0];
+    expect(path, group).toBeDefined();
+    const mount = group.startsWith("0::") ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    const line = group.split("\n").find((l) => l.endsWith(path ?? "?")) ?? "";
+    const dir = `${mount}${line.slice(line.lastIndexOf(":") + 1)}`;
+    const limit = readFileSync(`${dir}/${mount.endsWith("memory") ? "memory.limit_in_bytes" : "memory.max"}`, "utf8").trim();
+    expect(Number(limit)).toBe(DEFAULT_TUNING.memoryMaxBytes);
   });
 
   it("a launcher killed takes its processes along: each is reported crashed, and the next call is served through a new launcher", async () => {

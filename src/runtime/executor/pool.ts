@@ -315,7 +315,7 @@ export class ExecutorPool {
     slot.starts += 1;
     const name = `exec-${slot.name}-${slot.starts}`;
     const proc = await WorkerdProcess.start({ ...this.o, name });
-    if (proc.pid !== undefined) this.o.ceiling?.confine(name, proc.pid, this.o.memoryMaxBytes);
+    if (proc.pid !== undefined) await this.o.ceiling?.confine(name, proc.pid, this.o.memoryMaxBytes);
     // Listening is not answering: a process joins the pool once the supervisor replied.
     if (!(await proc.ping(this.o.startupTimeoutMs))) {
       proc.kill();
