@@ -49,9 +49,15 @@ describe("executor: processes started by the launcher", () => {
     expect(Number(limit)).toBe(DEFAULT_TUNING.memoryMaxBytes);
   });
 
-  it("a launcher killed takes its processes along: each is reported crashed, and the next call is served through a new launcher", async () => {
+  it("a launcher killed takes its processes along: each is reported crashed, no app is charged, and the next call is served through a new launcher", async () => {
     const a = app();
     expect(await h.call(a, "ping")).toBe("pong");
+    // An app with a call in flight when the launcher goes: the one the court would suspect, had
+    // its process crashed by itself.
+    const slow = { ...h.code.publish("slow", appModule({ wait: `async () => { await new Promise((r) => setTimeout(r, 2000)); return "waited"; }` }), { routes: { wait: { access: "read" } } }), plan: "enterprise" as const };
+    expect(await h.call(slow, "wait")).toBe("waited");
+    const inFlight = h.call(slow, "wait").catch((error: unknown) => error);
+    await expect.poll(() => h.executor.pool.processOf(slow.id) !== null).toBe(true);
     const proc = h.executor.pool.processOf(a.id);
     const old = launcherPid();
     if (proc === null || proc.pid === undefined || old === undefined) throw new Error("no live process");
@@ -65,10 +71,28 @@ describe("executor: processes started by the launcher", () => {
     await expect.poll(() => h.events.filter((e) => e.type === "fault").length - faultsBefore, { timeout: 5_000 }).toBe(pids.length);
     const faults = h.events.filter((e) => e.type === "fault").slice(faultsBefore);
     expect(faults.map((e) => (e.type === "fault" ? e.reason : null))).toEqual(pids.map(() => "crashed"));
+    expect(faults.map((e) => (e.type === "fault" ? { suspects: e.suspects, culprit: e.culprit, quarantined: e.quarantined } : null))).toEqual(pids.map(() => ({ suspects: [], culprit: null, quarantined: null })));
+    await inFlight;
     expect(await h.call(a, "ping")).toBe("pong");
     const now = launcherPid();
     expect(now).not.toBe(old);
     expect(parentOf(h.executor.pool.processOf(a.id)?.pid ?? 0)).toBe(now);
+  });
+
+  it("a program Node refuses to spawn fails alone: the launcher and the pool's processes run on", async () => {
+    const a = app();
+    expect(await h.call(a, "ping")).toBe("pong");
+    const before = launcherPid();
+    const pids = h.executor.pool.pids();
+    // A NUL byte in an argument: Node's spawn throws at once instead of reporting an error.
+    const refused = launch("/bin/true", ["a\0b"]);
+    const exit = await new Promise<{ code: number | null; stderr: string }>((resolve) => refused.onExit(resolve));
+    expect(refused.pid).toBeUndefined();
+    expect(exit.code).toBeNull();
+    expect(exit.stderr).toMatch(/null bytes/);
+    expect(launcherPid()).toBe(before);
+    expect(pids.every(alive)).toBe(true);
+    expect(await h.call(a, "ping")).toBe("pong");
   });
 
   it("a program that cannot start is reported exited with why, and one that runs long is killed on request", async () => {

@@ -5,7 +5,10 @@ import { DEFAULT_TUNING } from "./executor/tuning.ts";
 import { workerdBinary } from "./executor/workerd-config.ts";
 
 const CHECK_TIMEOUT_MS = 10_000;
+const EXIT_WAIT_MS = 2_000;
 const STDERR_KEPT = 2_000;
+/** Its stderr's last characters: a throwing top level reports there last. */
+const STDERR_READ = 64 * 1024;
 
 // The isolate imports the bundle (running its top level) and looks for default.fetch; it has no
 // network (no outbound service is bound), no storage and no bindings.
@@ -52,12 +55,20 @@ const worker :Workerd.Worker = (
 
 /** Runs it through the launcher (executor/launch.ts: the fork is not this process's). */
 function run(binary: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = launch(binary, args, { stderrTail: 64 * 1024 });
-    const timer = setTimeout(() => child.kill(), CHECK_TIMEOUT_MS);
-    child.onExit(({ code, stderr }) => {
+  return new Promise((resolve, reject) => {
+    const child = launch(binary, args, { stderrTail: STDERR_READ });
+    // Killed at the deadline, and given a little longer to report it: a launcher that does not
+    // answer fails the check as unfinished rather than holding the build for ever.
+    const timer = setTimeout(() => {
+      child.kill();
+      setTimeout(() => resolve({ code: null, stderr: "" }), EXIT_WAIT_MS).unref();
+    }, CHECK_TIMEOUT_MS);
+    child.onExit(({ code, stderr, lost }) => {
       clearTimeout(timer);
-      resolve({ code: code ?? (child.pid === undefined ? -1 : null), stderr });
+      // Not the bundle's doing: the build fails as the service's, not as the bundle's.
+      if (lost === true) reject(new Error("the process checking the bundle was lost with its launcher"));
+      // A cut tail starts inside a line, which would slip past the filter above.
+      else resolve({ code: code ?? (child.pid === undefined ? -1 : null), stderr: stderr.length >= STDERR_READ ? stderr.slice(stderr.indexOf("\n") + 1) : stderr });
     });
   });
 }

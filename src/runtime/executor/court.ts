@@ -9,6 +9,9 @@ export interface Judgment extends Verdict {
   quarantined: string | null;
 }
 
+/** The judgment of a fault no app could have caused: nobody suspected, charged or quarantined. */
+export const NO_ONE: Judgment = { suspects: [], culprit: null, sole: false, charged: new Set(), quarantined: null };
+
 /**
  * Where the pool's judgments live: who may run (quarantine), who runs apart (suspects on trial,
  * convicts on parole) and what a fault means for each app that could have caused it. The pool

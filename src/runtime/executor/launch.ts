@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { inTree } from "../../config/paths.ts";
 
 /** The launcher's program (launcher/launcher.js says why it exists). */
@@ -16,6 +16,8 @@ export interface Exit {
   signal: NodeJS.Signals | null;
   /** The last characters of its stderr (or why it never started). */
   stderr: string;
+  /** It went with its launcher, and did nothing itself to end (an exit no app is to blame for). */
+  lost?: true;
 }
 
 export interface LaunchOptions {
@@ -31,11 +33,17 @@ export interface LaunchOptions {
  */
 export class Launched {
   pid: number | undefined = undefined;
+  /** When the kernel started it (/proc/PID/stat field 22), as the launcher read it: null off Linux. */
+  startTime: string | null = null;
   exit: Exit | null = null;
   private readonly controlListeners = new Set<(data: string) => void>();
   private readonly exitListeners = new Set<(exit: Exit) => void>();
 
-  constructor(private readonly killIt: () => void) {}
+  constructor(
+    private readonly killIt: () => void,
+    /** Whether its launcher is gone, so it is (or is about to be) gone too, through no doing of its own. */
+    readonly orphaned: () => boolean,
+  ) {}
 
   onControl(listener: (data: string) => void): () => void {
     this.controlListeners.add(listener);
@@ -73,7 +81,7 @@ export class Launched {
 }
 
 type Report =
-  | { type: "spawned"; id: number; pid: number }
+  | { type: "spawned"; id: number; pid: number; startTime: string | null }
   | { type: "failed"; id: number; message: string }
   | { type: "control"; id: number; data: string }
   | { type: "exit"; id: number; code: number | null; signal: NodeJS.Signals | null; stderr: string };
@@ -91,7 +99,10 @@ class Launcher {
   launch(binary: string, args: readonly string[], options: LaunchOptions = {}): Launched {
     const proc = this.running();
     const id = this.nextId++;
-    const launched = new Launched(() => this.send(proc, { type: "kill", id }));
+    const launched = new Launched(
+      () => this.send(proc, { type: "kill", id }),
+      () => this.down(proc),
+    );
     this.live.set(id, launched);
     proc.channel?.ref();
     this.send(proc, { type: "spawn", id, binary, args, control: options.control === true, stderrTail: options.stderrTail ?? STDERR_TAIL });
@@ -104,6 +115,8 @@ class Launcher {
   }
 
   private running(): ChildProcess {
+    // One whose channel closed is dying: its exit is on its way, and nothing sent to it arrives.
+    if (this.proc !== null && !this.proc.connected) this.lost(this.proc);
     if (this.proc !== null) return this.proc;
     const args = [process.execPath, LAUNCHER];
     // Not this process's loaders (tsx under tests): the launcher is plain JavaScript.
@@ -121,7 +134,10 @@ class Launcher {
   private report(report: Report): void {
     const launched = this.live.get(report.id);
     if (launched === undefined) return;
-    if (report.type === "spawned") launched.pid = report.pid;
+    if (report.type === "spawned") {
+      launched.pid = report.pid;
+      launched.startTime = report.startTime;
+    }
     else if (report.type === "control") launched.control(report.data);
     else {
       const exit = report.type === "failed" ? { code: null, signal: null, stderr: report.message } : { code: report.code, signal: report.signal, stderr: report.stderr };
@@ -137,7 +153,21 @@ class Launcher {
     this.proc = null;
     const orphans = [...this.live.values()];
     this.live.clear();
-    for (const launched of orphans) launched.exited({ code: null, signal: "SIGKILL", stderr: "the launcher exited" });
+    for (const launched of orphans) launched.exited({ code: null, signal: "SIGKILL", stderr: "the launcher exited", lost: true });
+  }
+
+  /**
+   * Whether `proc` is gone or going, though Node may not have reported its exit yet: its channel
+   * closed, or /proc shows it a zombie or no more (Linux; elsewhere only the channel tells).
+   */
+  private down(proc: ChildProcess): boolean {
+    if (this.proc !== proc || !proc.connected) return true;
+    try {
+      const stat = readFileSync(`/proc/${proc.pid}/stat`, "utf8");
+      return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+    } catch (error) {
+      return process.platform === "linux" && (error as NodeJS.ErrnoException).code === "ENOENT";
+    }
   }
 
   private send(proc: ChildProcess, message: Record<string, unknown>): void {

@@ -6,7 +6,7 @@ import type { CodeBundle } from "./internal-api/code-cache.ts";
 import { buildOf } from "./isolates.ts";
 import type { MemoryCeiling } from "./memory-ceiling.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
-import { Court } from "./court.ts";
+import { Court, NO_ONE } from "./court.ts";
 import { FirstCalls } from "./first-calls.ts";
 import type { Quarantine } from "./quarantine.ts";
 import type { Trial } from "./trials.ts";
@@ -394,7 +394,8 @@ export class ExecutorPool {
     if (member.faulted || (member.retiring && (member.inflight.size === 0 || member.proc.killed))) return;
     member.faulted = true;
     const evidence = { inflight: [...member.inflight], ran: member.ran, background: member.background.apps(), healthyAt: member.healthyAt };
-    const judgment = this.court.judge(slot.trial, evidence, performance.now(), (appId) => this.firstCalls.untried(appId));
+    // A process lost with its launcher (launch.ts) ended through no app's doing: no one is charged.
+    const judgment = member.proc.orphaned() ? NO_ONE : this.court.judge(slot.trial, evidence, performance.now(), (appId) => this.firstCalls.untried(appId));
     if (slot.trial !== null) this.trialSlots.delete(slot.trial);
     const failed = member.inflight.size;
     const requests = [...member.inflight].flatMap((call) => (call.requestId === undefined ? [] : [call.requestId]));

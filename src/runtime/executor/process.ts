@@ -18,6 +18,9 @@ export class WorkerdStartupError extends Error {
   }
 }
 
+/** How long a start that timed out waits for the killed process's exit, and its stderr, before it fails anyway. */
+const EXIT_WAIT_MS = 2_000;
+
 export interface ProcessOptions {
   /** Private (0700) directory holding the config, the workers and the sockets. */
   dir: string;
@@ -136,7 +139,7 @@ export class WorkerdProcess {
    * /proc is not available.
    */
   gone(): boolean {
-    if (this.child.pid === undefined || this.exited || this.killedByUs) return true;
+    if (this.child.pid === undefined || this.exited || this.killedByUs || this.orphaned()) return true;
     try {
       return this.statFields()[0] === "Z";
     } catch (error) {
@@ -148,6 +151,7 @@ export class WorkerdProcess {
   rssBytes(): number | null {
     if (this.child.pid === undefined || this.exited) return null;
     try {
+      this.statFields();
       const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${this.child.pid}/status`, "utf8"));
       return match?.[1] === undefined ? null : Number(match[1]) * 1024;
     } catch {
@@ -173,7 +177,16 @@ export class WorkerdProcess {
   private statFields(): string[] {
     const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
     // The command name may hold spaces or parentheses: the fields start after the last ")".
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // The launcher reaps it, not us: once it has, the pid may name another process, one that
+    // started later. That one is not ours to read, and ours is gone.
+    if (this.child.startTime !== null && fields[19] !== this.child.startTime) throw Object.assign(new Error("another process holds the pid"), { code: "ENOENT" });
+    return fields;
+  }
+
+  /** It went, or is going, with its launcher (launch.ts): not its own doing, so no app is to blame. */
+  orphaned(): boolean {
+    return this.child.exit?.lost === true || this.child.orphaned();
   }
 
   /**
@@ -194,12 +207,14 @@ export class WorkerdProcess {
   private waitForListen(timeoutMs: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let buffered = "";
-      // Its stderr reaches us with its exit: a process that never listens is killed first.
+      // Its stderr reaches us with its exit: a process that never listens is killed first, and
+      // waited for a little (a launcher that does not answer must not hold a start for ever).
       const timer = setTimeout(() => {
         forgetExit();
         stopReading();
         this.kill();
-        void this.waitForExit().then(() => finish(new WorkerdStartupError("timeout", `workerd did not listen within ${timeoutMs} ms`, this.stderr)));
+        const waited = new Promise((resolve) => setTimeout(resolve, EXIT_WAIT_MS));
+        void Promise.race([this.waitForExit(), waited]).then(() => finish(new WorkerdStartupError("timeout", `workerd did not listen within ${timeoutMs} ms`, this.stderr)));
       }, timeoutMs);
       const stopReading = this.child.onControl((chunk) => {
         buffered += chunk;

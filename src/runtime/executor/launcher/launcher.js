@@ -8,11 +8,11 @@
 // Plain JavaScript with Node's built-ins only, so it runs as it is from src/ and from dist/.
 //
 // From the server: {type: "spawn", id, binary, args, control, stderrTail} and {type: "kill", id}.
-// To the server: {type: "spawned", id, pid}, {type: "failed", id, message}, {type: "control", id,
+// To the server: {type: "spawned", id, pid, startTime}, {type: "failed", id, message}, {type: "control", id,
 // data} (what the child wrote on fd 3) and {type: "exit", id, code, signal, stderr} (the last
 // `stderrTail` characters of its stderr), after all its output.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 
 /**
@@ -31,7 +31,22 @@ const children = new Map();
 
 /** @param {Record<string, unknown>} message */
 function send(message) {
-  if (process.connected) process.send?.(message);
+  // A channel closing meanwhile is "disconnect", below; the callback keeps it from throwing here.
+  if (process.connected) process.send?.(message, undefined, {}, () => undefined);
+}
+
+/**
+ * When the kernel started `pid`, in clock ticks since boot (/proc/PID/stat field 22): with the pid,
+ * it names this process and no later one that gets its pid once we have reaped it. Null off Linux.
+ * @param {number} pid
+ */
+function startTime(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -43,17 +58,29 @@ function send(message) {
  */
 function start(id, binary, args, control, stderrTail) {
   const stdio = /** @type {import("node:child_process").StdioOptions} */ (control ? ["ignore", "ignore", "pipe", "pipe"] : ["ignore", "ignore", "pipe"]);
-  const child = tied ? spawn(SETPRIV, ["--pdeathsig", "SIGKILL", "--", binary, ...args], { stdio }) : spawn(binary, args, { stdio });
+  /** @type {import("node:child_process").ChildProcess} */
+  let child;
+  try {
+    child = tied ? spawn(SETPRIV, ["--pdeathsig", "SIGKILL", "--", binary, ...args], { stdio }) : spawn(binary, args, { stdio });
+  } catch (error) {
+    // Node throws some failures (ENOMEM from fork, a NUL in an argument) instead of emitting them:
+    // that program fails, and the others run on.
+    send({ type: "failed", id, message: error instanceof Error ? error.message : String(error) });
+    return;
+  }
   if (child.pid === undefined) {
     child.once("error", (error) => send({ type: "failed", id, message: error.message }));
     return;
   }
+  // A kill or a pipe failing later says so here, not as an uncaught error that would end us all.
+  child.on("error", () => undefined);
   children.set(id, child);
-  send({ type: "spawned", id, pid: child.pid });
+  send({ type: "spawned", id, pid: child.pid, startTime: startTime(child.pid) });
+  const keep = Math.max(1, stderrTail);
   let stderr = "";
   child.stderr?.setEncoding("utf8");
   child.stderr?.on("data", (/** @type {string} */ chunk) => {
-    stderr = (stderr + chunk).slice(-stderrTail);
+    stderr = (stderr + chunk).slice(-keep);
   });
   const fd3 = /** @type {import("node:stream").Readable | undefined} */ (child.stdio[3]);
   fd3?.setEncoding("utf8");
