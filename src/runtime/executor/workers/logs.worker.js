@@ -33,15 +33,17 @@ class Capture {
   full = false;
 }
 
-/** The captures of the calls running in this isolate now, and the one when there is exactly one. */
-const running = new Set();
+/**
+ * How many calls run in this isolate now, and the capture of the one that started with no other
+ * running (null once another starts, until one starts alone again). A count and a reference, not a
+ * Set: app code in this isolate may replace Set's methods, never these.
+ */
+let running = 0;
 let sole = null;
 
 function track(capture, runs) {
-  if (runs) running.add(capture);
-  else running.delete(capture);
-  sole = null;
-  if (running.size === 1) for (const only of running) sole = only;
+  running += runs ? 1 : -1;
+  sole = runs && running === 1 ? capture : null;
 }
 
 /** Runs `fn` (the op) with its console lines kept in `capture`. */
@@ -97,7 +99,7 @@ function write(capture, level, args) {
   const { text, bytes, cut } = fit(format(args, room), room);
   capture.bytes += bytes;
   // A cut line says so: Node trims its end, which may hold the first part of a secret.
-  capture.lines.push(cut ? [level, now(), text, 1] : [level, now(), text]);
+  capture.lines[capture.lines.length] = cut ? [level, now(), text, 1] : [level, now(), text];
 }
 
 /** The text, cut to `room` UTF-8 bytes (never inside a character), and its length in bytes. */
