@@ -69,7 +69,7 @@ export function take(capture) {
 
 /**
  * The line's call, when it still has room; counts the line as dropped when it does not. Past the
- * cap this is all a console call costs: its arguments are not even gathered.
+ * cap, with one call running, this is all a console call costs besides its arguments' array.
  */
 function roomFor() {
   // One call running, and at its cap: the line is dropped whoever wrote it, so it is counted to
@@ -85,13 +85,6 @@ function roomFor() {
   capture.full = true;
   capture.dropped += 1;
   return undefined;
-}
-
-/** The arguments object as an array, with no method app code could have replaced. */
-function listOf(args) {
-  const list = [];
-  for (let i = 0; i < args.length; i += 1) list[i] = args[i];
-  return list;
 }
 
 function write(capture, level, args) {
@@ -135,22 +128,21 @@ function show(value) {
 for (const name of Object.getOwnPropertyNames(console)) {
   if (typeof console[name] !== "function") continue;
   const level = LEVELS[name];
-  // Plain functions reading `arguments`: a rest parameter would build an array for every call,
-  // dropped lines included.
   const method =
     level !== undefined
-      ? function () {
+      ? (...args) => {
           const capture = roomFor();
-          if (capture !== undefined) write(capture, level, listOf(arguments));
+          if (capture !== undefined) write(capture, level, args);
         }
       : name === "assert"
-        ? function (condition) {
+        ? (condition, ...args) => {
             if (condition) return;
             const capture = roomFor();
             if (capture === undefined) return;
-            const list = listOf(arguments);
-            list[0] = "Assertion failed";
-            write(capture, "error", list);
+            // Built by index: app code may have replaced Array's methods and its iterator.
+            const line = ["Assertion failed"];
+            for (let i = 0; i < args.length; i += 1) line[i + 1] = args[i];
+            write(capture, "error", line);
           }
         : () => undefined;
   Object.defineProperty(console, name, { value: method, writable: false, configurable: false, enumerable: true });
