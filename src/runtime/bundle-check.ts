@@ -5,7 +5,6 @@ import { DEFAULT_TUNING } from "./executor/tuning.ts";
 import { workerdBinary } from "./executor/workerd-config.ts";
 
 const CHECK_TIMEOUT_MS = 10_000;
-const EXIT_WAIT_MS = 2_000;
 const STDERR_KEPT = 2_000;
 /** Its stderr's last characters: a throwing top level reports there last. */
 const STDERR_READ = 64 * 1024;
@@ -61,7 +60,7 @@ function run(binary: string, args: string[]): Promise<{ code: number | null; std
     // answer fails the check as unfinished rather than holding the build for ever.
     const timer = setTimeout(() => {
       child.kill();
-      setTimeout(() => resolve({ code: null, stderr: "" }), EXIT_WAIT_MS).unref();
+      void child.ended().then((exit) => exit === null && resolve({ code: null, stderr: "" }));
     }, CHECK_TIMEOUT_MS);
     child.onExit(({ code, stderr, lost }) => {
       clearTimeout(timer);

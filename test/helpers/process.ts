@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { procStat } from "../../src/runtime/executor/proc-stat.ts";
 
 /** A TCP port free on loopback right now (for a server process a test starts). */
 export async function freePort(): Promise<number> {
@@ -37,9 +38,7 @@ export function alive(pid: number): boolean {
 /** The parent pid of `pid`, from /proc (Linux); null when it is gone. */
 export function parentOf(pid: number): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name may hold spaces or parentheses: the fields start after the last ")".
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number(procStat(pid)[1]);
   } catch {
     return null;
   }

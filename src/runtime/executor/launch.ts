@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { inTree } from "../../config/paths.ts";
+import { procStat } from "./proc-stat.ts";
 
 /** The launcher's program (launcher/launcher.js says why it exists). */
 const LAUNCHER = inTree("runtime/executor/launcher/launcher.js");
@@ -10,6 +11,8 @@ const SETPRIV = "/usr/bin/setpriv";
 const hasSetpriv = process.platform === "linux" && existsSync(SETPRIV);
 
 const STDERR_TAIL = 16 * 1024;
+/** How long ended() waits for an exit report: a launcher that does not answer must not hold anyone for ever. */
+const EXIT_WAIT_MS = 2_000;
 
 export interface Exit {
   code: number | null;
@@ -58,6 +61,17 @@ export class Launched {
     }
     this.exitListeners.add(listener);
     return () => this.exitListeners.delete(listener);
+  }
+
+  /** Its exit once reported, or null if none comes within EXIT_WAIT_MS (after a kill, say). */
+  ended(): Promise<Exit | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), EXIT_WAIT_MS).unref();
+      this.onExit((exit) => {
+        clearTimeout(timer);
+        resolve(exit);
+      });
+    });
   }
 
   /** SIGKILL, by the launcher, which knows whether the pid is still its child's. */
@@ -161,10 +175,9 @@ class Launcher {
    * closed, or /proc shows it a zombie or no more (Linux; elsewhere only the channel tells).
    */
   private down(proc: ChildProcess): boolean {
-    if (this.proc !== proc || !proc.connected) return true;
+    if (this.proc !== proc || !proc.connected || proc.pid === undefined) return true;
     try {
-      const stat = readFileSync(`/proc/${proc.pid}/stat`, "utf8");
-      return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+      return procStat(proc.pid)[0] === "Z";
     } catch (error) {
       return process.platform === "linux" && (error as NodeJS.ErrnoException).code === "ENOENT";
     }

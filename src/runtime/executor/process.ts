@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { launch, type Launched } from "./launch.ts";
+import { procStat } from "./proc-stat.ts";
 import { renderConfig, workerdBinary, type EgressConfig } from "./workerd-config.ts";
 
 export type StartupFailure = "address_in_use" | "config_invalid" | "exited" | "timeout";
@@ -17,9 +18,6 @@ export class WorkerdStartupError extends Error {
     this.name = "WorkerdStartupError";
   }
 }
-
-/** How long a start that timed out waits for the killed process's exit, and its stderr, before it fails anyway. */
-const EXIT_WAIT_MS = 2_000;
 
 export interface ProcessOptions {
   /** Private (0700) directory holding the config, the workers and the sockets. */
@@ -175,9 +173,7 @@ export class WorkerdProcess {
 
   /** The fields of /proc/PID/stat after the command name, its state first; throws where it cannot be read. */
   private statFields(): string[] {
-    const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
-    // The command name may hold spaces or parentheses: the fields start after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const fields = procStat(this.child.pid ?? 0);
     // The launcher reaps it, not us: once it has, the pid may name another process, one that
     // started later. That one is not ours to read, and ours is gone.
     if (this.child.startTime !== null && fields[19] !== this.child.startTime) throw Object.assign(new Error("another process holds the pid"), { code: "ENOENT" });
@@ -186,7 +182,7 @@ export class WorkerdProcess {
 
   /** It went, or is going, with its launcher (launch.ts): not its own doing, so no app is to blame. */
   orphaned(): boolean {
-    return this.child.exit?.lost === true || this.child.orphaned();
+    return this.child.orphaned();
   }
 
   /**
@@ -213,8 +209,7 @@ export class WorkerdProcess {
         forgetExit();
         stopReading();
         this.kill();
-        const waited = new Promise((resolve) => setTimeout(resolve, EXIT_WAIT_MS));
-        void Promise.race([this.waitForExit(), waited]).then(() => finish(new WorkerdStartupError("timeout", `workerd did not listen within ${timeoutMs} ms`, this.stderr)));
+        void this.child.ended().then(() => finish(new WorkerdStartupError("timeout", `workerd did not listen within ${timeoutMs} ms`, this.stderr)));
       }, timeoutMs);
       const stopReading = this.child.onControl((chunk) => {
         buffered += chunk;
