@@ -7,7 +7,7 @@ import { Operations, type AppRecord, type OperationCall } from "../../src/runtim
 import { AppStorage } from "../../src/runtime/storage/index.ts";
 import { keyCost } from "../../src/runtime/storage/limits.ts";
 import { Executor, type ExecutorTuning } from "../../src/runtime/executor/executor.ts";
-import type { PoolEvent } from "../../src/runtime/executor/pool.ts";
+import type { PoolEvent } from "../../src/runtime/executor/types.ts";
 import type { AppCode, CodeSource } from "../../src/runtime/executor/types.ts";
 import { migrate, openStore, type Dialect, type Store } from "../../src/store/index.ts";
 import { createTestDatabase } from "./dialects.ts";

@@ -10,9 +10,9 @@ import { BindingHandler } from "./internal-api/bindings.ts";
 import { InternalApi } from "./internal-api/server.ts";
 import { Invocations } from "./invocations.ts";
 import { MemoryCeiling } from "./memory-ceiling.ts";
-import { ExecutorPool, type PoolEvent, type PoolOptions } from "./pool.ts";
+import { ExecutorPool, type PoolOptions } from "./pool.ts";
 import { Quarantine } from "./quarantine.ts";
-import type { AppCode, CodeSource, ExecutorCall, ExecutorOutcome } from "./types.ts";
+import type { AppCode, CodeSource, ExecutorCall, ExecutorOutcome, PoolEvent } from "./types.ts";
 import type { EgressConfig } from "./workerd-config.ts";
 import { DEFAULT_TUNING, type ExecutorTuning } from "./tuning.ts";
 

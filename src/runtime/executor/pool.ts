@@ -10,7 +10,7 @@ import { Court, NO_ONE } from "./court.ts";
 import { FirstCalls } from "./first-calls.ts";
 import type { Quarantine } from "./quarantine.ts";
 import type { Trial } from "./trials.ts";
-import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane } from "./types.ts";
+import { ExecutorFault, type ExecutorCall, type ExecutorOutcome, type FaultReason, type Lane, type PoolEvent } from "./types.ts";
 import { Verdicts } from "./verdicts.ts";
 import { caughtIn, censusOf, FAULT_MESSAGES, lanesOf, newMember, newSlot, overCpuBudget, placeFor, slotFor, SLOW_CALL_MS, watchChannel, type Inflight, type Member, type Slot } from "./pool-members.ts";
 
@@ -27,26 +27,6 @@ export interface PoolOptions extends Omit<ProcessOptions, "name">, PoolTuning {
   /** Answers the binding calls (env.KV …) that come back over each process's channel. */
   bindings: (call: BindingCall) => Promise<BindingReply>;
 }
-
-export type PoolEvent =
-  | {
-      type: "fault";
-      slot: string;
-      reason: FaultReason;
-      suspects: string[];
-      culprit: string | null;
-      sole: boolean;
-      quarantined: string | null;
-      failedCalls: number;
-      /** The requests of the calls in flight when it went down (X-Request-Id), to find their lines. */
-      requests: string[];
-    }
-  | { type: "graduated"; appId: string; revision: number }
-  | { type: "acquitted"; slot: string; apps: string[] }
-  | { type: "recycle"; slot: string; rssBytes: number }
-  | { type: "channel_rotated"; slot: string }
-  | { type: "evicted"; slot: string; key: string }
-  | { type: "start_failed"; slot: string; error: unknown };
 
 /**
  * Two lanes of workerd processes: claimed apps in one, free (unclaimed) apps in the other, so
@@ -334,9 +314,9 @@ export class ExecutorPool {
     proc.onExit = () => {
       this.members.delete(member);
       for (const channel of member.channels) channel.close();
-      const killedByKernel = this.o.ceiling?.oomKilled(name) ?? false;
+      const reason = this.death(proc);
       this.o.ceiling?.release(name);
-      if (!this.closed) this.fault(slot, member, killedByKernel ? "memory" : "crashed");
+      if (!this.closed) this.fault(slot, member, reason);
     };
     if (this.closed) proc.kill();
     return member;
@@ -347,7 +327,15 @@ export class ExecutorPool {
   }
 
   private watch(slot: Slot, member: Member, channel: ExecutorChannel): void {
-    watchChannel(member, channel, { fault: () => !this.closed && this.fault(slot, member, "crashed"), live: this.o.live });
+    watchChannel(member, channel, { fault: () => !this.closed && this.fault(slot, member, this.death(member.proc)), live: this.o.live });
+  }
+
+  /**
+   * A process gone: killed by the kernel at its memory ceiling (counted before it dies), or crashed.
+   * Asked on its channel's drop as on its exit, as the drop usually comes first.
+   */
+  private death(proc: WorkerdProcess): FaultReason {
+    return this.o.ceiling?.oomKilled(proc.name) === true ? "memory" : "crashed";
   }
 
   /**

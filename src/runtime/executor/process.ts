@@ -51,6 +51,7 @@ export class WorkerdProcess {
   private constructor(
     private readonly child: Launched,
     socketPath: string,
+    readonly name: string,
   ) {
     this.socketPath = socketPath;
     this.agent = new Agent({ connect: { socketPath }, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
@@ -81,7 +82,7 @@ export class WorkerdProcess {
     );
     // fd 3 is workerd's control channel: it writes one JSON line per socket once it listens.
     const child = launch(workerdBinary(), ["serve", "--experimental", "--control-fd=3", configPath], { control: true });
-    const proc = new WorkerdProcess(child, socketPath);
+    const proc = new WorkerdProcess(child, socketPath, o.name);
     try {
       await proc.waitForListen(o.startupTimeoutMs);
     } catch (error) {

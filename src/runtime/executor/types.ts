@@ -120,3 +120,24 @@ export class ExecutorFault extends Error {
     this.name = "ExecutorFault";
   }
 }
+
+/** What the pool tells its owner: the log and the metrics read these. */
+export type PoolEvent =
+  | {
+      type: "fault";
+      slot: string;
+      reason: FaultReason;
+      suspects: string[];
+      culprit: string | null;
+      sole: boolean;
+      quarantined: string | null;
+      failedCalls: number;
+      /** The requests of the calls in flight when it went down (X-Request-Id), to find their lines. */
+      requests: string[];
+    }
+  | { type: "graduated"; appId: string; revision: number }
+  | { type: "acquitted"; slot: string; apps: string[] }
+  | { type: "recycle"; slot: string; rssBytes: number }
+  | { type: "channel_rotated"; slot: string }
+  | { type: "evicted"; slot: string; key: string }
+  | { type: "start_failed"; slot: string; error: unknown };
