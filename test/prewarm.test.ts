@@ -50,14 +50,16 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
   const ranOnce = async (name: string) => {
     const created = await server.client.post("/app", { module: moduleOf(1, name) }, { token });
     const id = created.body.id as string;
-    expect(await call(id)).toEqual({ revision: 1, readSource: true });
+    await server.ctx.runner.warmed(id);
+    expect(await call(id)).toEqual({ revision: 1, readSource: false });
     return id;
   };
 
   it("builds it before the first call for an app that ran lately, so that call finds it loaded", async () => {
     const created = await server.client.post("/app", { module: moduleOf(1) }, { token });
     const id = created.body.id as string;
-    expect(await call(id)).toEqual({ revision: 1, readSource: true });
+    await server.ctx.runner.warmed(id);
+    expect(await call(id)).toEqual({ revision: 1, readSource: false });
 
     expect((await server.client.put(`/app/${id}`, { module: moduleOf(2) }, { token })).status).toBe(200);
     await server.ctx.runner.warmed(id);
@@ -118,12 +120,43 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
     expect(res.body.error.message).toContain("thrown at load");
   });
 
-  it("leaves an app that has not run alone: its first call builds it", async () => {
+  it("builds it for an app that has not run too, as at its create: its first call finds it loaded", async () => {
     const created = await server.client.post("/app", { module: moduleOf(1, "cold") }, { token });
     const id = created.body.id as string;
-    expect((await server.client.put(`/app/${id}`, { module: moduleOf(2, "cold") }, { token })).status).toBe(200);
-    await server.ctx.runner.warmed(id);
+    // Not staged before the commit: that is for apps that ran lately (Stager).
     expect(staged.has(id)).toBe(false);
-    expect(await call(id)).toEqual({ revision: 2, readSource: true });
+    await server.ctx.runner.warmed(id);
+    expect(await call(id)).toEqual({ revision: 1, readSource: false });
+  });
+
+  it("builds those of apps that have not run one at a time: a write while one is under way is left to its first call", async () => {
+    // The warm-up of the first app is held once it has begun, as a slow build would hold it.
+    const { operations } = server.ctx;
+    const warm = operations.warm.bind(operations);
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let begun = 0;
+    operations.warm = async (...args) => {
+      begun += 1;
+      if (begun === 1) await held;
+      return warm(...args);
+    };
+    try {
+      const first = (await server.client.post("/app", { module: moduleOf(1, "first-cold") }, { token })).body.id as string;
+      const second = (await server.client.post("/app", { module: moduleOf(1, "second-cold") }, { token })).body.id as string;
+      expect(begun).toBe(1);
+      release();
+      await server.ctx.runner.warmed(first);
+      expect(await call(second)).toEqual({ revision: 1, readSource: true });
+      expect(await call(first)).toEqual({ revision: 1, readSource: false });
+      // Once it is over, the next such write is built ahead again.
+      const third = (await server.client.post("/app", { module: moduleOf(1, "third-cold") }, { token })).body.id as string;
+      await server.ctx.runner.warmed(third);
+      expect(begun).toBe(2);
+      expect(await call(third)).toEqual({ revision: 1, readSource: false });
+    } finally {
+      release();
+      operations.warm = warm;
+    }
   });
 });

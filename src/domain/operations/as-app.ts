@@ -18,6 +18,8 @@ export class AppRunner {
   private readonly warming = new Map<string, Promise<void>>();
   /** The newest write's warm-up, waiting for the one under way for its app to end. */
   private readonly nextWarm = new Map<string, { revision: number; staged: Staged | null }>();
+  /** Warm-ups under way of apps that had not run lately (see warm()): at most one at a time. */
+  private unproven = 0;
 
   constructor(
     private readonly apps: Pick<Apps, "getWithTokenEpoch" | "mustFind">,
@@ -46,26 +48,31 @@ export class AppRunner {
   }
 
   /**
-   * After a source write: builds the new revision's isolate ahead of its first call, where the
-   * app ran lately (an agent that writes and then calls is spared the build, ~4 ms here). Not
+   * After a source write, its create included: builds the new revision's isolate ahead of its
+   * first call (an agent that writes and then calls is spared the build, ~4 ms here). Not
    * awaited by the write, and never fails it: a refusal or fault is the next call's to report.
    * One warm-up per app at a time: writes that come while one is under way leave only the newest
    * to follow it (it warms whatever revision is active by then). Source writes are not metered
    * (spec: rate limits), and a build costs workerd ~3–6 ms: one warm-up per write let one owner's
    * writers queue builds faster than a process could serve them, until its pings went unanswered
-   * and the process was killed as hung with its neighbours' calls in it.
+   * and the process was killed as hung with its neighbours' calls in it. An app that ran lately
+   * has its calls metered; one that did not (new, or idle) could be written to by the thousand,
+   * so such warm-ups go one at a time across the instance, and a write that finds one under way
+   * is left for its first call to build.
    */
   warm(appId: string, revision: number, staged?: StagedBuild): void {
-    if (!this.operations.ranLately(appId)) return;
     const write = { revision, staged: staged instanceof Staged && staged.appId === appId ? staged : null };
     if (this.warming.has(appId)) this.nextWarm.set(appId, write);
-    else this.startWarm(appId, write);
+    else if (this.operations.ranLately(appId)) this.startWarm(appId, write);
+    else if (this.unproven === 0) this.startWarm(appId, write, true);
   }
 
-  private startWarm(appId: string, write: { revision: number; staged: Staged | null }): void {
+  private startWarm(appId: string, write: { revision: number; staged: Staged | null }, unproven = false): void {
+    if (unproven) this.unproven += 1;
     const done: Promise<void> = this.warmNow(appId, write.revision, write.staged)
       .catch(() => undefined)
       .finally(() => {
+        if (unproven) this.unproven -= 1;
         this.warming.delete(appId);
         const next = this.nextWarm.get(appId);
         this.nextWarm.delete(appId);
