@@ -196,7 +196,8 @@ describeEachDialect("apps: reaper, delete, describe, icon", (dialect) => {
     await server.client.put(`/app/${id}`, { module: moduleSource(manifestOf("evented")) }, { token: user.token });
     await server.client.patch(`/app/${id}/source`, { edits: [{ bucket: "module", old_string: "Op hello", new_string: "Op hi" }] }, { token: user.token, headers: { "if-match": '"2"' } });
     expect((await server.client.delete(`/app/${id}`, { token: user.token })).status).toBe(200);
-    const mine = seen.filter((e) => e.appId === id);
+    // A write of an app its create's warm-up ran carries the build staged for it (Stager): not this test's concern.
+    const mine = seen.filter((e) => e.appId === id).map((e) => (e.type === "published" ? { type: e.type, appId: e.appId, revision: e.revision, warnings: e.warnings } : e));
     expect(mine).toEqual([
       { type: "published", appId: id, revision: 1, warnings: [expect.stringContaining('"nope"')] },
       { type: "published", appId: id, revision: 2, warnings: [] },
