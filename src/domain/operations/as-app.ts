@@ -55,10 +55,10 @@ export class AppRunner {
    * to follow it (it warms whatever revision is active by then). Source writes are not metered
    * (spec: rate limits), and a build costs workerd ~3–6 ms: one warm-up per write let one owner's
    * writers queue builds faster than a process could serve them, until its pings went unanswered
-   * and the process was killed as hung with its neighbours' calls in it. An app that ran lately
-   * has its calls metered; one that did not (new, or idle) could be written to by the thousand,
-   * so such warm-ups go one at a time across the instance, and a write that finds one under way
-   * is left for its first call to build.
+   * and the process was killed as hung with its neighbours' calls in it. An app that did not run
+   * lately (new, or idle) may be one of thousands its owner writes to, so such warm-ups go one at
+   * a time across the instance, and a write that finds one under way is left for its first call
+   * to build. (Once warmed, an app has run: its writes coalesce per app, as a called app's do.)
    */
   warm(appId: string, revision: number, staged?: StagedBuild): void {
     const write = { revision, staged: staged instanceof Staged && staged.appId === appId ? staged : null };
