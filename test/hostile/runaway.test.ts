@@ -148,6 +148,37 @@ describe("hostile: runaway app code", () => {
     expectUnharmed(after, "top-level loop built on publish, after");
   }, 60_000);
 
+  it("a top-level loop in a new app, built at its create with no call: the build is charged to the attacker, stopped and quarantined, and no one else notices", async () => {
+    const from = Date.now();
+    const attacker = await createAnonymous(scene.server, appModule("attacker", { go: `return "ran";` }, "for (;;) {}"));
+    names[attacker.id] = "attacker";
+    const attacking = (async () => {
+      // The create's warm-up (AppRunner.warm) hangs its process before any call of the attacker.
+      const fault = await scene.logs.find((line) => {
+        const event = line.executor as { type?: string; culprit?: string | null } | undefined;
+        return event?.type === "fault" && event.culprit === attacker.id;
+      });
+      expect((fault.executor as { failedCalls: number }).failedCalls).toBe(1);
+      return callUntil(scene.server, attacker, "go", quarantined);
+    })();
+    const bystanderAnswers = bystanderLoad(attacking);
+    const answers = await attacking;
+    const to = Date.now();
+    const seen = await bystanderAnswers;
+
+    expect(quarantined(answers.at(-1) as ApiResponse), JSON.stringify(answers.map((a) => a.body))).toBe(true);
+    expect(answers.some((res) => res.status === 200)).toBe(false);
+    await quarantineLogged(scene.logs, attacker.id);
+    expect(quarantinedApps(scene.logs)).not.toContain(bystander.id);
+    expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);
+    expect(seen.some(quarantined)).toBe(false);
+    expect(seen.every((res) => res.status === 200)).toBe(true);
+    const { during, after, recoverMs } = await aftermath(from, to);
+    report("top-level loop built at create", during, after, recoverMs, quarantinedApps(scene.logs).filter((id) => [attacker.id, bystander.id, scene.victim.id].includes(id)), names);
+    expectUnharmed(during, "top-level loop built at create, during");
+    expectUnharmed(after, "top-level loop built at create, after");
+  }, 60_000);
+
   it("churn: fresh anonymous looping apps, one after another, never reach the claimed victim", async () => {
     const from = Date.now();
     const attackers: string[] = [];
