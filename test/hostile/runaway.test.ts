@@ -114,6 +114,32 @@ describe("hostile: runaway app code", () => {
     }, 60_000);
   }
 
+  /**
+   * An attacker whose build hangs with no call of its own in flight: once `hung` saw that build's
+   * fault, its calls follow until it is quarantined while the bystander calls; only it pays.
+   */
+  async function stoppedAfterBuild(label: string, attacker: { id: string; token: string }, from: number, hung: Promise<unknown>): Promise<{ answers: ApiResponse[]; seen: ApiResponse[] }> {
+    const attacking = (async () => {
+      await hung;
+      return callUntil(scene.server, attacker, "go", quarantined);
+    })();
+    const bystanderAnswers = bystanderLoad(attacking);
+    const answers = await attacking;
+    const to = Date.now();
+    const seen = await bystanderAnswers;
+
+    expect(quarantined(answers.at(-1) as ApiResponse), JSON.stringify(answers.map((a) => a.body))).toBe(true);
+    await quarantineLogged(scene.logs, attacker.id);
+    expect(quarantinedApps(scene.logs)).not.toContain(bystander.id);
+    expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);
+    expect(seen.some(quarantined)).toBe(false);
+    const { during, after, recoverMs } = await aftermath(from, to);
+    report(label, during, after, recoverMs, quarantinedApps(scene.logs).filter((id) => [attacker.id, bystander.id, scene.victim.id].includes(id)), names);
+    expectUnharmed(during, `${label}, during`);
+    expectUnharmed(after, `${label}, after`);
+    return { answers, seen };
+  }
+
   it("a top-level loop in a new revision, built as it is published with no call in flight: the attacker is stopped and quarantined, the victim does not notice", async () => {
     const ops = { go: `return "ran";` };
     const attacker = await createAnonymous(scene.server, appModule("attacker", ops));
@@ -123,60 +149,29 @@ describe("hostile: runaway app code", () => {
     const from = Date.now();
     const put = await scene.server.client.put(`/app/${attacker.id}`, { module: appModule("attacker", ops, "for (;;) {}") }, { token: attacker.token });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const attacking = (async () => {
-      // The build that hangs is the warm-up's; only once it faulted do calls follow.
-      await scene.logs.next((line) => {
-        const event = line.executor as { type?: string; suspects?: string[] } | undefined;
-        return event?.type === "fault" && event.suspects?.includes(attacker.id) === true;
-      });
-      return callUntil(scene.server, attacker, "go", quarantined);
-    })();
-    const bystanderAnswers = bystanderLoad(attacking);
-    const answers = await attacking;
-    const to = Date.now();
-    const seen = await bystanderAnswers;
-
-    expect(quarantined(answers.at(-1) as ApiResponse), JSON.stringify(answers.map((a) => a.body))).toBe(true);
-    await quarantineLogged(scene.logs, attacker.id);
-    expect(quarantinedApps(scene.logs)).toContain(attacker.id);
-    expect(quarantinedApps(scene.logs)).not.toContain(bystander.id);
-    expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);
-    expect(seen.some(quarantined)).toBe(false);
-    const { during, after, recoverMs } = await aftermath(from, to);
-    report("top-level loop built on publish", during, after, recoverMs, quarantinedApps(scene.logs).filter((id) => [attacker.id, bystander.id, scene.victim.id].includes(id)), names);
-    expectUnharmed(during, "top-level loop built on publish, during");
-    expectUnharmed(after, "top-level loop built on publish, after");
+    // The build that hangs is the warm-up's; only once it faulted do calls follow.
+    const hung = scene.logs.next((line) => {
+      const event = line.executor as { type?: string; suspects?: string[] } | undefined;
+      return event?.type === "fault" && event.suspects?.includes(attacker.id) === true;
+    });
+    await stoppedAfterBuild("top-level loop built on publish", attacker, from, hung);
   }, 60_000);
 
   it("a top-level loop in a new app, built at its create with no call: the build is charged to the attacker, stopped and quarantined, and no one else notices", async () => {
     const from = Date.now();
     const attacker = await createAnonymous(scene.server, appModule("attacker", { go: `return "ran";` }, "for (;;) {}"));
     names[attacker.id] = "attacker";
-    const attacking = (async () => {
-      // The create's warm-up (AppRunner.warm) hangs its process before any call of the attacker.
+    // The create's warm-up (AppRunner.warm) hangs its process before any call of the attacker.
+    const hung = (async () => {
       const fault = await scene.logs.find((line) => {
         const event = line.executor as { type?: string; culprit?: string | null } | undefined;
         return event?.type === "fault" && event.culprit === attacker.id;
       });
       expect((fault.executor as { failedCalls: number }).failedCalls).toBe(1);
-      return callUntil(scene.server, attacker, "go", quarantined);
     })();
-    const bystanderAnswers = bystanderLoad(attacking);
-    const answers = await attacking;
-    const to = Date.now();
-    const seen = await bystanderAnswers;
-
-    expect(quarantined(answers.at(-1) as ApiResponse), JSON.stringify(answers.map((a) => a.body))).toBe(true);
+    const { answers, seen } = await stoppedAfterBuild("top-level loop built at create", attacker, from, hung);
     expect(answers.some((res) => res.status === 200)).toBe(false);
-    await quarantineLogged(scene.logs, attacker.id);
-    expect(quarantinedApps(scene.logs)).not.toContain(bystander.id);
-    expect(quarantinedApps(scene.logs)).not.toContain(scene.victim.id);
-    expect(seen.some(quarantined)).toBe(false);
     expect(seen.every((res) => res.status === 200)).toBe(true);
-    const { during, after, recoverMs } = await aftermath(from, to);
-    report("top-level loop built at create", during, after, recoverMs, quarantinedApps(scene.logs).filter((id) => [attacker.id, bystander.id, scene.victim.id].includes(id)), names);
-    expectUnharmed(during, "top-level loop built at create, during");
-    expectUnharmed(after, "top-level loop built at create, after");
   }, 60_000);
 
   it("churn: fresh anonymous looping apps, one after another, never reach the claimed victim", async () => {
