@@ -50,16 +50,14 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
   const ranOnce = async (name: string) => {
     const created = await server.client.post("/app", { module: moduleOf(1, name) }, { token });
     const id = created.body.id as string;
-    await server.ctx.runner.warmed(id);
-    expect(await call(id)).toEqual({ revision: 1, readSource: false });
+    expect(await call(id)).toEqual({ revision: 1, readSource: true });
     return id;
   };
 
   it("builds it before the first call for an app that ran lately, so that call finds it loaded", async () => {
     const created = await server.client.post("/app", { module: moduleOf(1) }, { token });
     const id = created.body.id as string;
-    await server.ctx.runner.warmed(id);
-    expect(await call(id)).toEqual({ revision: 1, readSource: false });
+    expect(await call(id)).toEqual({ revision: 1, readSource: true });
 
     expect((await server.client.put(`/app/${id}`, { module: moduleOf(2) }, { token })).status).toBe(200);
     await server.ctx.runner.warmed(id);
@@ -120,17 +118,28 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
     expect(res.body.error.message).toContain("thrown at load");
   });
 
-  it("builds it for an app that has not run too, as at its create: its first call finds it loaded", async () => {
+  it("leaves a create alone: a new app's first call builds it", async () => {
+    const created = await server.client.post("/app", { module: moduleOf(1, "new") }, { token });
+    const id = created.body.id as string;
+    await server.ctx.runner.warmed(id);
+    expect(await call(id)).toEqual({ revision: 1, readSource: true });
+  });
+
+  it("builds it for an app that has not run too, at its next write, without staging it before the commit", async () => {
     const created = await server.client.post("/app", { module: moduleOf(1, "cold") }, { token });
     const id = created.body.id as string;
+    expect((await server.client.put(`/app/${id}`, { module: moduleOf(2, "cold") }, { token })).status).toBe(200);
     // Not staged before the commit: that is for apps that ran lately (Stager).
     expect(staged.has(id)).toBe(false);
     await server.ctx.runner.warmed(id);
-    expect(await call(id)).toEqual({ revision: 1, readSource: false });
+    expect(await call(id)).toEqual({ revision: 2, readSource: false });
   });
 
   it("builds those of apps that have not run one at a time: a write while one is under way is left to its first call", async () => {
-    // The warm-up of the first app is held once it has begun, as a slow build would hold it.
+    const idle = async (name: string) => (await server.client.post("/app", { module: moduleOf(1, name) }, { token })).body.id as string;
+    const write = async (id: string, name: string) => expect((await server.client.put(`/app/${id}`, { module: moduleOf(2, name) }, { token })).status).toBe(200);
+    const [first, second, third] = [await idle("first-cold"), await idle("second-cold"), await idle("third-cold")];
+    // The warm-up of the first app's write is held once it has begun, as a slow build would hold it.
     const { operations } = server.ctx;
     const warm = operations.warm.bind(operations);
     let release = () => undefined as void;
@@ -142,18 +151,18 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
       return warm(...args);
     };
     try {
-      const first = (await server.client.post("/app", { module: moduleOf(1, "first-cold") }, { token })).body.id as string;
-      const second = (await server.client.post("/app", { module: moduleOf(1, "second-cold") }, { token })).body.id as string;
+      await write(first, "first-cold");
+      await write(second, "second-cold");
       expect(begun).toBe(1);
       release();
       await server.ctx.runner.warmed(first);
-      expect(await call(second)).toEqual({ revision: 1, readSource: true });
-      expect(await call(first)).toEqual({ revision: 1, readSource: false });
+      expect(await call(second)).toEqual({ revision: 2, readSource: true });
+      expect(await call(first)).toEqual({ revision: 2, readSource: false });
       // Once it is over, the next such write is built ahead again.
-      const third = (await server.client.post("/app", { module: moduleOf(1, "third-cold") }, { token })).body.id as string;
+      await write(third, "third-cold");
       await server.ctx.runner.warmed(third);
       expect(begun).toBe(2);
-      expect(await call(third)).toEqual({ revision: 1, readSource: false });
+      expect(await call(third)).toEqual({ revision: 2, readSource: false });
     } finally {
       release();
       operations.warm = warm;

@@ -157,11 +157,15 @@ describe("hostile: runaway app code", () => {
     await stoppedAfterBuild("top-level loop built on publish", attacker, from, hung);
   }, 60_000);
 
-  it("a top-level loop in a new app, built at its create with no call: the build is charged to the attacker, stopped and quarantined, and no one else notices", async () => {
-    const from = Date.now();
-    const attacker = await createAnonymous(scene.server, appModule("attacker", { go: `return "ran";` }, "for (;;) {}"));
+  it("a top-level loop written to an app that never ran, built as it is published with no call: the build is charged to the attacker, stopped and quarantined, and no one else notices", async () => {
+    const ops = { go: `return "ran";` };
+    const attacker = await createAnonymous(scene.server, appModule("attacker", ops));
     names[attacker.id] = "attacker";
-    // The create's warm-up (AppRunner.warm) hangs its process before any call of the attacker.
+    const from = Date.now();
+    const put = await scene.server.client.put(`/app/${attacker.id}`, { module: appModule("attacker", ops, "for (;;) {}") }, { token: attacker.token });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    // The write's warm-up (AppRunner.warm, one at a time for apps that did not run) hangs its
+    // process before any call of the attacker.
     const hung = (async () => {
       const fault = await scene.logs.find((line) => {
         const event = line.executor as { type?: string; culprit?: string | null } | undefined;
@@ -169,7 +173,7 @@ describe("hostile: runaway app code", () => {
       });
       expect((fault.executor as { failedCalls: number }).failedCalls).toBe(1);
     })();
-    const { answers, seen } = await stoppedAfterBuild("top-level loop built at create", attacker, from, hung);
+    const { answers, seen } = await stoppedAfterBuild("top-level loop written to an app that never ran", attacker, from, hung);
     expect(answers.some((res) => res.status === 200)).toBe(false);
     expect(seen.every((res) => res.status === 200)).toBe(true);
   }, 60_000);
