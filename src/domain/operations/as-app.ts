@@ -59,9 +59,9 @@ export class AppRunner {
    * lately (idle, or never called) may be one of thousands its owner writes to, so such warm-ups
    * go one at a time across the instance, and a write that finds one under way is left for its
    * first call to build. (Once warmed, an app has run: its writes coalesce per app, as a called
-   * app's do.) Not a create's: an isolate idles for 10 minutes, and a host of many apps sees
-   * creates by the thousand, most of whose apps are not called at once (the bench's Zipf row:
-   * its executors held 1,033 isolates in 2.24 GiB after it, against 551 in 1.37 without).
+   * app's do.) Not a create's: creates come by the thousand (anonymous ones most of all), and
+   * warming each cost a create ~40 % more of Node (bench create row: 1,475 against 1,056 µs of
+   * server CPU, 649 against 1,112 creates a second) for apps many of which are not called soon.
    */
   warm(appId: string, revision: number, staged?: StagedBuild): void {
     const write = { revision, staged: staged instanceof Staged && staged.appId === appId ? staged : null };
