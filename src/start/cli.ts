@@ -15,6 +15,7 @@ const USAGE = `usage: brickyard <command>
   user role <handle> operator|member             make an account an operator (/admin), or not
   token mint <handle> [--name N] [--days 1..7]   mint a user token and print it
   backup <dir>                                   copy a running SQLite instance into a new folder
+  recount [--app ID]                             set storage's running totals to what the rows hold
 
 Configuration comes from the environment; see README.md.`;
 
@@ -46,6 +47,8 @@ export async function main(argv: string[]): Promise<number> {
       case "backup":
         if (sub !== undefined) return await backupCommand(config, sub);
         break;
+      case "recount":
+        return await recountCommand(config, argv.slice(1));
       case "help":
       case "--help":
         console.log(USAGE);
@@ -86,6 +89,19 @@ async function backupCommand(config: Config, target: string): Promise<number> {
     console.error(`brickyard backup: ${error.message}`);
     return 1;
   }
+}
+
+async function recountCommand(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { app: { type: "string" } } });
+  const { recountTotals } = await import("../runtime/index.ts");
+  return withStore(config, async (store) => {
+    const mended = await recountTotals(store, values.app);
+    for (const m of mended) {
+      const whose = m.visitors ? "its visitors' stores" : "its store";
+      console.log(`app ${m.appId}, ${whose}: values ${m.kept.bytes} → ${m.counted.bytes} bytes, keys ${m.kept.keyBytes} → ${m.counted.keyBytes}`);
+    }
+    console.log(mended.length === 0 ? "every running total matches its rows" : `${mended.length} running total${mended.length === 1 ? "" : "s"} set to what the rows hold`);
+  });
 }
 
 async function userCreate(config: Config, args: string[]): Promise<number> {

@@ -181,7 +181,8 @@ export class VisitorKv {
   }
 }
 
-const visitorsLock = (appId: string): string => `visitor-kv:${appId}`;
+/** The lock every change of an app's visitors' stores takes (and a recount, recount.ts). */
+export const visitorsLock = (appId: string): string => `visitor-kv:${appId}`;
 
 function groupBy(rows: readonly { app_id: string; visitor_id: string }[]): Map<string, string[]> {
   const byApp = new Map<string, string[]>();

@@ -1,0 +1,143 @@
+import { sql, type Kysely } from "kysely";
+import type { Database, Store } from "../../store/index.ts";
+import { bumpUsageRow, ensureUsageRow, lockKey, lockUsageRows } from "../../store/locks.ts";
+import { KEY_COST_SQL } from "./limits.ts";
+import { visitorsLock } from "./visitor-kv.ts";
+
+/** What a store holds: its values' bytes and its keys' cost (limits.ts keyCost). */
+export interface Totals {
+  bytes: number;
+  keyBytes: number;
+}
+
+/** One running total that did not match its rows: as it was kept, and as recounted. */
+export interface Mended {
+  appId: string;
+  /** false: the app's own store; true: its visitors' stores (the totals are all of them together). */
+  visitors: boolean;
+  kept: Totals;
+  counted: Totals;
+}
+
+/**
+ * Recounts the running totals storage keeps beside the values (an app's `app_storage_usage`, its
+ * visitors' `visitor_stores` and `visitor_totals`) from the rows themselves, and sets those that
+ * differ. They can only drift through code that does not keep them, such as an instance from
+ * before migration 032 or 033 writing beside new ones (src/store/README.md). Safe while the
+ * service runs: each app is recounted under the lock its writers take, in one transaction, so a
+ * write lands either before the count or after the new total. A first pass without locks picks
+ * the apps to recount; one whose total a write in flight made look right then is left for the
+ * next recount. `only` limits it to one app.
+ */
+export async function recountTotals(store: Store, only?: string): Promise<Mended[]> {
+  const mended: Mended[] = [];
+  for (const appId of await driftedApps(store.db, only)) {
+    const fixed = await store.db.transaction().execute(async (trx) => {
+      if (store.dialect === "postgres") await lockUsageRows(trx, store.dialect, [appId]);
+      else await ensureUsageRow(trx, appId);
+      const kept = await keptTotals(trx, appId);
+      const counted = await appTotals(trx, appId);
+      if (same(kept, counted)) return null;
+      await bumpUsageRow(trx, appId, counted);
+      return { appId, visitors: false, kept, counted };
+    });
+    if (fixed !== null) mended.push(fixed);
+  }
+  for (const appId of await driftedVisitors(store.db, only)) {
+    const fixed = await store.db.transaction().execute(async (trx) => {
+      await lockKey(trx, store.dialect, visitorsLock(appId));
+      return recountVisitors(trx, appId);
+    });
+    if (fixed !== null) mended.push(fixed);
+  }
+  return mended;
+}
+
+/** `and <column> = only`, or nothing. */
+const onlyApp = (only: string | undefined, column: string) => (only === undefined ? sql`` : sql`and ${sql.ref(column)} = ${only}`);
+
+const same = (a: Totals, b: Totals): boolean => a.bytes === b.bytes && a.keyBytes === b.keyBytes;
+
+/** Sums of an app's own values and keys: its KV rows and its blobs. */
+const APP_SUMS = sql`select app_id, sum(size) as bytes, sum(${sql.raw(KEY_COST_SQL)}) as key_bytes from (
+    select app_id, key, size from app_kv union all select app_id, key, size from app_blobs
+  ) held group by app_id`;
+
+async function driftedApps(db: Kysely<Database>, only: string | undefined): Promise<string[]> {
+  const rows = await sql<{ app_id: string }>`
+    select ids.app_id from (select app_id from app_storage_usage union select app_id from app_kv union select app_id from app_blobs) ids
+    left join app_storage_usage u on u.app_id = ids.app_id
+    left join (${APP_SUMS}) c on c.app_id = ids.app_id
+    where (coalesce(u.bytes, 0) <> coalesce(c.bytes, 0) or coalesce(u.key_bytes, 0) <> coalesce(c.key_bytes, 0)) ${onlyApp(only, "ids.app_id")}
+    order by ids.app_id`.execute(db);
+  return rows.rows.map((row) => row.app_id);
+}
+
+async function keptTotals(db: Kysely<Database>, appId: string): Promise<Totals> {
+  const row = await db.selectFrom("app_storage_usage").select(["bytes", "key_bytes"]).where("app_id", "=", appId).executeTakeFirst();
+  return { bytes: Number(row?.bytes ?? 0), keyBytes: Number(row?.key_bytes ?? 0) };
+}
+
+async function appTotals(db: Kysely<Database>, appId: string): Promise<Totals> {
+  const row = await sql<{ bytes: unknown; key_bytes: unknown }>`
+    select coalesce(sum(size), 0) as bytes, coalesce(sum(${sql.raw(KEY_COST_SQL)}), 0) as key_bytes from (
+      select key, size from app_kv where app_id = ${appId} union all select key, size from app_blobs where app_id = ${appId}
+    ) held`.execute(db);
+  return { bytes: Number(row.rows[0]?.bytes ?? 0), keyBytes: Number(row.rows[0]?.key_bytes ?? 0) };
+}
+
+/** Sums of each visitor's store of each app. */
+const VISITOR_SUMS = sql`select app_id, visitor_id, sum(size) as bytes, sum(${sql.raw(KEY_COST_SQL)}) as key_bytes from visitor_kv group by app_id, visitor_id`;
+
+/** Apps some of whose visitors' totals (a store's, or all of them together) do not match their rows. */
+async function driftedVisitors(db: Kysely<Database>, only: string | undefined): Promise<string[]> {
+  const rows = await sql<{ app_id: string }>`
+    select app_id from (
+      select s.app_id from visitor_stores s
+        left join (${VISITOR_SUMS}) c on c.app_id = s.app_id and c.visitor_id = s.visitor_id
+        where s.bytes <> coalesce(c.bytes, 0) or s.key_bytes <> coalesce(c.key_bytes, 0)
+      union
+      select c.app_id from (${VISITOR_SUMS}) c
+        left join visitor_stores s on s.app_id = c.app_id and s.visitor_id = c.visitor_id
+        where s.app_id is null
+      union
+      select ids.app_id from (select app_id from visitor_totals union select app_id from visitor_kv) ids
+        left join visitor_totals t on t.app_id = ids.app_id
+        left join (select app_id, sum(bytes) as bytes, sum(key_bytes) as key_bytes from (${VISITOR_SUMS}) v group by app_id) c on c.app_id = ids.app_id
+        where coalesce(t.bytes, 0) <> coalesce(c.bytes, 0) or coalesce(t.key_bytes, 0) <> coalesce(c.key_bytes, 0)
+    ) drifted
+    where 1 = 1 ${onlyApp(only, "app_id")}
+    order by app_id`.execute(db);
+  return rows.rows.map((row) => row.app_id);
+}
+
+/** Sets each of the app's visitors' stores, and their total, to what their rows hold (under the app's lock). */
+async function recountVisitors(trx: Kysely<Database>, appId: string): Promise<Mended | null> {
+  const counted = await trx
+    .selectFrom("visitor_kv")
+    .select((eb) => ["visitor_id", eb.fn.sum<number>("size").as("bytes"), eb.fn.sum<number>(sql.raw(KEY_COST_SQL)).as("key_bytes"), eb.fn.max("updated_at").as("updated_at")])
+    .where("app_id", "=", appId)
+    .groupBy("visitor_id")
+    .execute();
+  const stores = new Map(counted.map((row) => [row.visitor_id, { bytes: Number(row.bytes), keyBytes: Number(row.key_bytes), updatedAt: Number(row.updated_at) }]));
+  // A store whose rows are all gone holds nothing; the sweep removes it when it idles out.
+  for (const kept of await trx.selectFrom("visitor_stores").select(["visitor_id", "updated_at"]).where("app_id", "=", appId).execute()) {
+    if (!stores.has(kept.visitor_id)) stores.set(kept.visitor_id, { bytes: 0, keyBytes: 0, updatedAt: Number(kept.updated_at) });
+  }
+  for (const [visitorId, s] of stores) {
+    await trx
+      .insertInto("visitor_stores")
+      .values({ app_id: appId, visitor_id: visitorId, bytes: s.bytes, key_bytes: s.keyBytes, updated_at: s.updatedAt })
+      .onConflict((oc) => oc.columns(["app_id", "visitor_id"]).doUpdateSet({ bytes: s.bytes, key_bytes: s.keyBytes }))
+      .execute();
+  }
+  const total = [...stores.values()].reduce((sum, s) => ({ bytes: sum.bytes + s.bytes, keyBytes: sum.keyBytes + s.keyBytes }), { bytes: 0, keyBytes: 0 });
+  const row = await trx.selectFrom("visitor_totals").select(["bytes", "key_bytes"]).where("app_id", "=", appId).executeTakeFirst();
+  const kept = { bytes: Number(row?.bytes ?? 0), keyBytes: Number(row?.key_bytes ?? 0) };
+  await trx
+    .insertInto("visitor_totals")
+    .values({ app_id: appId, bytes: total.bytes, key_bytes: total.keyBytes })
+    .onConflict((oc) => oc.column("app_id").doUpdateSet({ bytes: total.bytes, key_bytes: total.keyBytes }))
+    .execute();
+  return { appId, visitors: true, kept, counted: total };
+}
