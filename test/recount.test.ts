@@ -119,6 +119,34 @@ describeEachDialect("recounting storage's running totals", (dialect) => {
     expect(await recountTotals(server.ctx.store, busy)).toEqual([]);
   });
 
+  it.skipIf(dialect !== "postgres")("skips an app deleted while it recounts others, and mends the rest", async () => {
+    const first = await filled("held");
+    const deleted = await filled("deleted");
+    for (const id of [first, deleted]) await sql`update app_storage_usage set bytes = bytes + 1 where app_id = ${id}`.execute(server.ctx.db);
+    // The recount waits on the first app's row (ids sort by creation) while the second is deleted.
+    let release = () => undefined as void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = () => undefined as void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const holder = server.ctx.db.transaction().execute(async (trx) => {
+      await lockUsageRows(trx, "postgres", [first]);
+      held();
+      await released;
+    });
+    await holding;
+    const recounted = recountTotals(server.ctx.store);
+    await untilSomeoneWaitsOnALock(server.ctx.db);
+    expect((await server.client.delete(`/app/${deleted}`, { token })).status).toBe(200);
+    release();
+    await holder;
+    const mended = await recounted;
+    expect(mended.map((m) => m.appId)).toContain(first);
+    expect(mended.map((m) => m.appId)).not.toContain(deleted);
+    expect((await keptOf(first)).own).toEqual((await rowsOf(first)).own);
+    // No total outlives the app it counted.
+    expect(await server.ctx.db.selectFrom("app_storage_usage").select("app_id").where("app_id", "=", deleted).executeTakeFirst()).toBeUndefined();
+  });
+
   // Played step by step on PostgreSQL, where other instances write beside the recount. (SQLite
   // has one writer: its transactions cannot interleave.)
   it.skipIf(dialect !== "postgres")("waits for a write in flight as it begins, and counts it: it never sets a total from rows a writer is changing", async () => {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database, Store } from "../../store/index.ts";
 import { bumpUsageRow, ensureUsageRow, lockKey, lockUsageRows } from "../../store/locks.ts";
 import { KEY_COST_SQL } from "./limits.ts";
@@ -32,25 +32,42 @@ export interface Mended {
 export async function recountTotals(store: Store, only?: string): Promise<Mended[]> {
   const mended: Mended[] = [];
   for (const appId of await driftedApps(store.db, only)) {
-    const fixed = await store.db.transaction().execute(async (trx) => {
-      if (store.dialect === "postgres") await lockUsageRows(trx, store.dialect, [appId]);
-      else await ensureUsageRow(trx, appId);
-      const kept = await keptTotals(trx, appId);
-      const counted = await appTotals(trx, appId);
-      if (same(kept, counted)) return null;
-      await bumpUsageRow(trx, appId, counted);
-      return { appId, visitors: false, kept, counted };
-    });
+    const fixed = await unlessDeleted(store, appId, (trx) => recountApp(trx, store, appId));
     if (fixed !== null) mended.push(fixed);
   }
   for (const appId of await driftedVisitors(store.db, only)) {
-    const fixed = await store.db.transaction().execute(async (trx) => {
+    const fixed = await unlessDeleted(store, appId, async (trx) => {
       await lockKey(trx, store.dialect, visitorsLock(appId));
       return recountVisitors(trx, appId);
     });
     if (fixed !== null) mended.push(fixed);
   }
   return mended;
+}
+
+/**
+ * Runs one app's recount in a transaction of its own, unless the app has been deleted since the
+ * first pass: its rows went with it, and a total written for it would outlive it.
+ */
+async function unlessDeleted(store: Store, appId: string, work: (trx: Transaction<Database>) => Promise<Mended | null>): Promise<Mended | null> {
+  return store.db.transaction().execute(async (trx) => ((await holdApp(trx, store, appId)) ? work(trx) : null));
+}
+
+/** Whether the app is still there; on PostgreSQL its row is held (shared) until the transaction ends, so its deletion waits. */
+async function holdApp(trx: Transaction<Database>, store: Store, appId: string): Promise<boolean> {
+  const query = trx.selectFrom("apps").select("id").where("id", "=", appId);
+  return (await (store.dialect === "postgres" ? query.forShare() : query).executeTakeFirst()) !== undefined;
+}
+
+/** Sets the app's own totals to what its values and keys add up to, under its usage row's lock. */
+async function recountApp(trx: Transaction<Database>, store: Store, appId: string): Promise<Mended | null> {
+  if (store.dialect === "postgres") await lockUsageRows(trx, store.dialect, [appId]);
+  else await ensureUsageRow(trx, appId);
+  const kept = await keptTotals(trx, appId);
+  const counted = await appTotals(trx, appId);
+  if (same(kept, counted)) return null;
+  await bumpUsageRow(trx, appId, counted);
+  return { appId, visitors: false, kept, counted };
 }
 
 /** `and <column> = only`, or nothing. */
