@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import { sql } from "kysely";
+import SqliteDatabase from "better-sqlite3";
+import { sql, type Transaction } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyCost, recountTotals } from "../src/runtime/index.ts";
+import type { Database } from "../src/store/index.ts";
 import { lockUsageRows } from "../src/store/locks.ts";
 import { createUser } from "./helpers/accounts.ts";
 import { untilSomeoneWaitsOnALock } from "./helpers/pg-locks.ts";
@@ -67,6 +68,20 @@ describeEachDialect("recounting storage's running totals", (dialect) => {
     return { own: n(usage), visitors: n(all), v1: n(v1), version: Number(usage.data_version) };
   };
 
+  /** A transaction of the test's own: it does `work`, then stays open, its locks held, until `release()`. */
+  const openTransaction = (work: (trx: Transaction<Database>) => Promise<unknown>) => {
+    let release = () => undefined as void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let ready = () => undefined as void;
+    const readied = new Promise<void>((resolve) => (ready = resolve));
+    const done = server.ctx.db.transaction().execute(async (trx) => {
+      await work(trx);
+      ready();
+      await released;
+    });
+    return { ready: readied, release, done };
+  };
+
   it("sets the totals that drifted to what the rows hold, reports each, and leaves those that match alone", async () => {
     const drifted = await filled("drifted");
     const sound = await filled("sound");
@@ -124,21 +139,13 @@ describeEachDialect("recounting storage's running totals", (dialect) => {
     const deleted = await filled("deleted");
     for (const id of [first, deleted]) await sql`update app_storage_usage set bytes = bytes + 1 where app_id = ${id}`.execute(server.ctx.db);
     // The recount waits on the first app's row (ids sort by creation) while the second is deleted.
-    let release = () => undefined as void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let held = () => undefined as void;
-    const holding = new Promise<void>((resolve) => (held = resolve));
-    const holder = server.ctx.db.transaction().execute(async (trx) => {
-      await lockUsageRows(trx, "postgres", [first]);
-      held();
-      await released;
-    });
-    await holding;
+    const holder = openTransaction((trx) => lockUsageRows(trx, "postgres", [first]));
+    await holder.ready;
     const recounted = recountTotals(server.ctx.store);
     await untilSomeoneWaitsOnALock(server.ctx.db);
     expect((await server.client.delete(`/app/${deleted}`, { token })).status).toBe(200);
-    release();
-    await holder;
+    holder.release();
+    await holder.done;
     const mended = await recounted;
     expect(mended.map((m) => m.appId)).toContain(first);
     expect(mended.map((m) => m.appId)).not.toContain(deleted);
@@ -153,22 +160,16 @@ describeEachDialect("recounting storage's running totals", (dialect) => {
     const busy = await filled("in-flight");
     await sql`update app_storage_usage set bytes = bytes + 4096 where app_id = ${busy}`.execute(server.ctx.db);
     // A writer as storage writes: the app's usage row locked, the value and the total changed together.
-    let release = () => undefined as void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let wrote = () => undefined as void;
-    const written = new Promise<void>((resolve) => (wrote = resolve));
-    const writer = server.ctx.db.transaction().execute(async (trx) => {
+    const writer = openTransaction(async (trx) => {
       await lockUsageRows(trx, "postgres", [busy]);
       await trx.insertInto("app_kv").values({ app_id: busy, key: "late", value: '"late"', size: 6, updated_at: Date.now() }).execute();
       await sql`update app_storage_usage set bytes = bytes + 6, key_bytes = key_bytes + ${keyCost("late")} where app_id = ${busy}`.execute(trx);
-      wrote();
-      await released;
     });
-    await written;
+    await writer.ready;
     const recounted = recountTotals(server.ctx.store, busy);
     await untilSomeoneWaitsOnALock(server.ctx.db);
-    release();
-    await writer;
+    writer.release();
+    await writer.done;
     const [mended] = await recounted;
     expect(mended?.counted).toEqual((await rowsOf(busy)).own);
     expect((await keptOf(busy)).own).toEqual((await rowsOf(busy)).own);
@@ -193,7 +194,7 @@ describe("brickyard recount", () => {
     const { id } = await post("/app", { module: KV_APP });
     for (const [k, v] of [["a", "x".repeat(50)], ["b", 7]]) await post(`/app/${id}/api/put`, { k, v });
     await instance.killGroup();
-    const db = new Database(join(dataDir, "brickyard.db"));
+    const db = new SqliteDatabase(join(dataDir, "brickyard.db"));
     const bytes = () => Number((db.prepare("select bytes from app_storage_usage where app_id = ?").get(id) as { bytes: number }).bytes);
     try {
       const exact = bytes();
