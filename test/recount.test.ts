@@ -186,20 +186,27 @@ describe("brickyard recount", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("reports each total it sets, then finds nothing to set", async () => {
+  it("refuses to run beside a live instance; stopped, it reports each total it sets, then finds nothing to set", async () => {
     const token = await setUpDeployment(env);
     await instance.start();
     const post = async (path: string, body: unknown) =>
       (await fetch(`${instance.base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) })).json() as Promise<{ id?: string }>;
     const { id } = await post("/app", { module: KV_APP });
     for (const [k, v] of [["a", "x".repeat(50)], ["b", 7]]) await post(`/app/${id}/api/put`, { k, v });
+    const cli = brickyardCli(env);
+    // Beside a running instance, SQLite's only writer, which keeps what each app holds in memory: refused.
+    const refused = await cli("recount").then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused?.code).toBe(1);
+    expect(refused?.stderr).toContain("stop it first");
     await instance.killGroup();
     const db = new SqliteDatabase(join(dataDir, "brickyard.db"));
     const bytes = () => Number((db.prepare("select bytes from app_storage_usage where app_id = ?").get(id) as { bytes: number }).bytes);
     try {
       const exact = bytes();
       db.prepare("update app_storage_usage set bytes = bytes + 999 where app_id = ?").run(id);
-      const cli = brickyardCli(env);
       const first = (await cli("recount")).stdout;
       expect(first).toContain(`app ${id}, its store: values ${exact + 999} → ${exact} bytes`);
       expect(first).toContain("1 running total set to what the rows hold");

@@ -19,7 +19,7 @@ import { AppStorage } from "./storage/storage.ts";
 
 export { checkBundle } from "./bundle-check.ts";
 export { ExecutorFault, capabilitiesOf, type AppCode, type CodeSource, type Lane, type RouteSpec } from "./executor/types.ts";
-export type { ExecutorTuning } from "./executor/executor.ts";
+export { liveInstances, type ExecutorTuning } from "./executor/executor.ts";
 export type { LogSink, SecretsSource } from "./executor/internal-api/backends.ts";
 export type { PoolEvent } from "./executor/types.ts";
 export { appCode } from "./operations/app-code.ts";

@@ -93,7 +93,14 @@ async function backupCommand(config: Config, target: string): Promise<number> {
 
 async function recountCommand(config: Config, args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { app: { type: "string" } } });
-  const { recountTotals } = await import("../runtime/index.ts");
+  const { liveInstances, recountTotals } = await import("../runtime/index.ts");
+  // An instance on SQLite is its data's only writer, and keeps what each app holds in memory
+  // (runtime/storage/ledger.ts): a total set from another process would go unseen there.
+  const running = config.databaseUrl === null ? liveInstances(config.dataDir) : [];
+  if (running.length > 0) {
+    console.error(`brickyard recount: an instance is running on ${config.dataDir} (pid ${running.join(", ")}); on SQLite, stop it first`);
+    return 1;
+  }
   return withStore(config, async (store) => {
     const mended = await recountTotals(store, values.app);
     for (const m of mended) {

@@ -206,23 +206,31 @@ function writeOwner(dir: string): void {
  * instances on one data directory's parent, and a second instance may share DATA_DIR).
  */
 function removeStaleDirs(dataDir: string): void {
+  for (const { dir, owner } of executorDirs(dataDir)) if (owner === null || !alive(owner)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The instances serving from `dataDir` now: the live owners of its executor directories, this process aside. */
+export function liveInstances(dataDir: string): number[] {
+  return executorDirs(dataDir).flatMap(({ owner }) => (owner !== null && owner !== process.pid && alive(owner) ? [owner] : []));
+}
+
+/** Each executor directory under `dataDir` and the pid that made it (null: made before owner files existed). */
+function executorDirs(dataDir: string): { dir: string; owner: number | null }[] {
   let entries: string[];
   try {
     entries = readdirSync(dataDir).filter((name) => name.startsWith("executor-"));
   } catch {
-    return;
+    return [];
   }
-  for (const name of entries) {
+  return entries.map((name) => {
     const dir = join(dataDir, name);
-    let owner = NaN;
     try {
-      owner = Number(readFileSync(join(dir, OWNER_FILE), "utf8"));
+      const owner = Number(readFileSync(join(dir, OWNER_FILE), "utf8"));
+      return { dir, owner: Number.isInteger(owner) && owner > 0 ? owner : null };
     } catch {
-      // made before owner files existed: nobody is using it
+      return { dir, owner: null };
     }
-    if (Number.isInteger(owner) && alive(owner)) continue;
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 function alive(pid: number): boolean {

@@ -24,10 +24,11 @@ export interface Mended {
  * visitors' `visitor_stores` and `visitor_totals`) from the rows themselves, and sets those that
  * differ. They can only drift through code that does not keep them, such as an instance from
  * before migration 032 or 033 writing beside new ones (src/store/README.md). Safe while the
- * service runs: each app is recounted under the lock its writers take, in one transaction, so a
- * write lands either before the count or after the new total. A first pass without locks picks
- * the apps to recount; one whose total a write in flight made look right then is left for the
- * next recount. `only` limits it to one app.
+ * service runs on PostgreSQL: each app is recounted under the lock its writers take, in one
+ * transaction, so a write lands either before the count or after the new total. (On SQLite an
+ * instance keeps what each app holds in memory as its only writer: the command refuses to run
+ * beside one, cli.ts.) A first pass without locks picks the apps to recount; one whose total a
+ * write in flight made look right then is left for the next recount. `only` limits it to one app.
  */
 export async function recountTotals(store: Store, only?: string): Promise<Mended[]> {
   const mended: Mended[] = [];
@@ -36,10 +37,8 @@ export async function recountTotals(store: Store, only?: string): Promise<Mended
     if (fixed !== null) mended.push(fixed);
   }
   for (const appId of await driftedVisitors(store.db, only)) {
-    const fixed = await unlessDeleted(store, appId, async (trx) => {
-      await lockKey(trx, store.dialect, visitorsLock(appId));
-      return recountVisitors(trx, appId);
-    });
+    // The advisory lock before any row lock (locks.ts lockKey), the app's row included.
+    const fixed = await unlessDeleted(store, appId, (trx) => recountVisitors(trx, appId), (trx) => lockKey(trx, store.dialect, visitorsLock(appId)));
     if (fixed !== null) mended.push(fixed);
   }
   return mended;
@@ -49,8 +48,11 @@ export async function recountTotals(store: Store, only?: string): Promise<Mended
  * Runs one app's recount in a transaction of its own, unless the app has been deleted since the
  * first pass: its rows went with it, and a total written for it would outlive it.
  */
-async function unlessDeleted(store: Store, appId: string, work: (trx: Transaction<Database>) => Promise<Mended | null>): Promise<Mended | null> {
-  return store.db.transaction().execute(async (trx) => ((await holdApp(trx, store, appId)) ? work(trx) : null));
+async function unlessDeleted(store: Store, appId: string, work: (trx: Transaction<Database>) => Promise<Mended | null>, first?: (trx: Transaction<Database>) => Promise<void>): Promise<Mended | null> {
+  return store.db.transaction().execute(async (trx) => {
+    await first?.(trx);
+    return (await holdApp(trx, store, appId)) ? work(trx) : null;
+  });
 }
 
 /** Whether the app is still there; on PostgreSQL its row is held (shared) until the transaction ends, so its deletion waits. */
@@ -128,7 +130,7 @@ async function driftedVisitors(db: Kysely<Database>, only: string | undefined): 
   return rows.rows.map((row) => row.app_id);
 }
 
-/** Sets each of the app's visitors' stores, and their total, to what their rows hold (under the app's lock). */
+/** Sets each of the app's visitors' stores that drifted, and their total, to what their rows hold (under the app's lock); null when none had. */
 async function recountVisitors(trx: Kysely<Database>, appId: string): Promise<Mended | null> {
   const counted = await trx
     .selectFrom("visitor_kv")
@@ -137,11 +139,17 @@ async function recountVisitors(trx: Kysely<Database>, appId: string): Promise<Me
     .groupBy("visitor_id")
     .execute();
   const stores = new Map(counted.map((row) => [row.visitor_id, { bytes: Number(row.bytes), keyBytes: Number(row.key_bytes), updatedAt: Number(row.updated_at) }]));
-  // A store whose rows are all gone holds nothing; the sweep removes it when it idles out.
-  for (const kept of await trx.selectFrom("visitor_stores").select(["visitor_id", "updated_at"]).where("app_id", "=", appId).execute()) {
-    if (!stores.has(kept.visitor_id)) stores.set(kept.visitor_id, { bytes: 0, keyBytes: 0, updatedAt: Number(kept.updated_at) });
+  const kept = new Map<string, Totals>();
+  for (const row of await trx.selectFrom("visitor_stores").select(["visitor_id", "bytes", "key_bytes", "updated_at"]).where("app_id", "=", appId).execute()) {
+    kept.set(row.visitor_id, { bytes: Number(row.bytes), keyBytes: Number(row.key_bytes) });
+    // A store whose rows are all gone holds nothing; the sweep removes it when it idles out.
+    if (!stores.has(row.visitor_id)) stores.set(row.visitor_id, { bytes: 0, keyBytes: 0, updatedAt: Number(row.updated_at) });
   }
+  let drifted = false;
   for (const [visitorId, s] of stores) {
+    const was = kept.get(visitorId);
+    if (was !== undefined && same(was, s)) continue;
+    drifted = true;
     await trx
       .insertInto("visitor_stores")
       .values({ app_id: appId, visitor_id: visitorId, bytes: s.bytes, key_bytes: s.keyBytes, updated_at: s.updatedAt })
@@ -150,11 +158,12 @@ async function recountVisitors(trx: Kysely<Database>, appId: string): Promise<Me
   }
   const total = [...stores.values()].reduce((sum, s) => ({ bytes: sum.bytes + s.bytes, keyBytes: sum.keyBytes + s.keyBytes }), { bytes: 0, keyBytes: 0 });
   const row = await trx.selectFrom("visitor_totals").select(["bytes", "key_bytes"]).where("app_id", "=", appId).executeTakeFirst();
-  const kept = { bytes: Number(row?.bytes ?? 0), keyBytes: Number(row?.key_bytes ?? 0) };
+  const keptTotal = { bytes: Number(row?.bytes ?? 0), keyBytes: Number(row?.key_bytes ?? 0) };
+  if (row !== undefined && same(keptTotal, total) && !drifted) return null;
   await trx
     .insertInto("visitor_totals")
     .values({ app_id: appId, bytes: total.bytes, key_bytes: total.keyBytes })
     .onConflict((oc) => oc.column("app_id").doUpdateSet({ bytes: total.bytes, key_bytes: total.keyBytes }))
     .execute();
-  return { appId, visitors: true, kept, counted: total };
+  return { appId, visitors: true, kept: keptTotal, counted: total };
 }
