@@ -314,9 +314,10 @@ export class ExecutorPool {
     proc.onExit = () => {
       this.members.delete(member);
       for (const channel of member.channels) channel.close();
-      const reason = this.death(proc);
+      // Read before its group goes; not again once its channel's drop faulted it.
+      const reason = this.closed || member.faulted ? null : this.death(proc);
       this.o.ceiling?.release(name);
-      if (!this.closed) this.fault(slot, member, reason);
+      if (reason !== null) this.fault(slot, member, reason);
     };
     if (this.closed) proc.kill();
     return member;
@@ -327,7 +328,7 @@ export class ExecutorPool {
   }
 
   private watch(slot: Slot, member: Member, channel: ExecutorChannel): void {
-    watchChannel(member, channel, { fault: () => !this.closed && this.fault(slot, member, this.death(member.proc)), live: this.o.live });
+    watchChannel(member, channel, { fault: () => !this.closed && !member.faulted && this.fault(slot, member, this.death(member.proc)), live: this.o.live });
   }
 
   /**
