@@ -77,16 +77,19 @@ const onlyApp = (only: string | undefined, column: string) => (only === undefine
 
 const same = (a: Totals, b: Totals): boolean => a.bytes === b.bytes && a.keyBytes === b.keyBytes;
 
-/** Sums of an app's own values and keys: its KV rows and its blobs. */
-const APP_SUMS = sql`select app_id, sum(size) as bytes, sum(${sql.raw(KEY_COST_SQL)}) as key_bytes from (
-    select app_id, key, size from app_kv union all select app_id, key, size from app_blobs
+/** `where app_id = only`, or nothing. */
+const whereApp = (only: string | undefined) => (only === undefined ? sql`` : sql`where app_id = ${only}`);
+
+/** Sums of each app's own values and keys (its KV rows and its blobs), or of `only`'s. */
+const appSums = (only?: string) => sql`select app_id, sum(size) as bytes, sum(${sql.raw(KEY_COST_SQL)}) as key_bytes from (
+    select app_id, key, size from app_kv ${whereApp(only)} union all select app_id, key, size from app_blobs ${whereApp(only)}
   ) held group by app_id`;
 
 async function driftedApps(db: Kysely<Database>, only: string | undefined): Promise<string[]> {
   const rows = await sql<{ app_id: string }>`
     select ids.app_id from (select app_id from app_storage_usage union select app_id from app_kv union select app_id from app_blobs) ids
     left join app_storage_usage u on u.app_id = ids.app_id
-    left join (${APP_SUMS}) c on c.app_id = ids.app_id
+    left join (${appSums(only)}) c on c.app_id = ids.app_id
     where (coalesce(u.bytes, 0) <> coalesce(c.bytes, 0) or coalesce(u.key_bytes, 0) <> coalesce(c.key_bytes, 0)) ${onlyApp(only, "ids.app_id")}
     order by ids.app_id`.execute(db);
   return rows.rows.map((row) => row.app_id);
@@ -98,31 +101,29 @@ async function keptTotals(db: Kysely<Database>, appId: string): Promise<Totals> 
 }
 
 async function appTotals(db: Kysely<Database>, appId: string): Promise<Totals> {
-  const row = await sql<{ bytes: unknown; key_bytes: unknown }>`
-    select coalesce(sum(size), 0) as bytes, coalesce(sum(${sql.raw(KEY_COST_SQL)}), 0) as key_bytes from (
-      select key, size from app_kv where app_id = ${appId} union all select key, size from app_blobs where app_id = ${appId}
-    ) held`.execute(db);
-  return { bytes: Number(row.rows[0]?.bytes ?? 0), keyBytes: Number(row.rows[0]?.key_bytes ?? 0) };
+  const [row] = (await sql<{ bytes: unknown; key_bytes: unknown }>`${appSums(appId)}`.execute(db)).rows;
+  return { bytes: Number(row?.bytes ?? 0), keyBytes: Number(row?.key_bytes ?? 0) };
 }
 
-/** Sums of each visitor's store of each app. */
-const VISITOR_SUMS = sql`select app_id, visitor_id, sum(size) as bytes, sum(${sql.raw(KEY_COST_SQL)}) as key_bytes from visitor_kv group by app_id, visitor_id`;
+/** Sums of each visitor's store of each app, or of `only`'s, and the store's last write. */
+const visitorSums = (only?: string) =>
+  sql`select app_id, visitor_id, sum(size) as bytes, sum(${sql.raw(KEY_COST_SQL)}) as key_bytes, max(updated_at) as updated_at from visitor_kv ${whereApp(only)} group by app_id, visitor_id`;
 
 /** Apps some of whose visitors' totals (a store's, or all of them together) do not match their rows. */
 async function driftedVisitors(db: Kysely<Database>, only: string | undefined): Promise<string[]> {
   const rows = await sql<{ app_id: string }>`
     select app_id from (
       select s.app_id from visitor_stores s
-        left join (${VISITOR_SUMS}) c on c.app_id = s.app_id and c.visitor_id = s.visitor_id
+        left join (${visitorSums(only)}) c on c.app_id = s.app_id and c.visitor_id = s.visitor_id
         where s.bytes <> coalesce(c.bytes, 0) or s.key_bytes <> coalesce(c.key_bytes, 0)
       union
-      select c.app_id from (${VISITOR_SUMS}) c
+      select c.app_id from (${visitorSums(only)}) c
         left join visitor_stores s on s.app_id = c.app_id and s.visitor_id = c.visitor_id
         where s.app_id is null
       union
       select ids.app_id from (select app_id from visitor_totals union select app_id from visitor_kv) ids
         left join visitor_totals t on t.app_id = ids.app_id
-        left join (select app_id, sum(bytes) as bytes, sum(key_bytes) as key_bytes from (${VISITOR_SUMS}) v group by app_id) c on c.app_id = ids.app_id
+        left join (select app_id, sum(bytes) as bytes, sum(key_bytes) as key_bytes from (${visitorSums(only)}) v group by app_id) c on c.app_id = ids.app_id
         where coalesce(t.bytes, 0) <> coalesce(c.bytes, 0) or coalesce(t.key_bytes, 0) <> coalesce(c.key_bytes, 0)
     ) drifted
     where 1 = 1 ${onlyApp(only, "app_id")}
@@ -132,12 +133,7 @@ async function driftedVisitors(db: Kysely<Database>, only: string | undefined): 
 
 /** Sets each of the app's visitors' stores that drifted, and their total, to what their rows hold (under the app's lock); null when none had. */
 async function recountVisitors(trx: Kysely<Database>, appId: string): Promise<Mended | null> {
-  const counted = await trx
-    .selectFrom("visitor_kv")
-    .select((eb) => ["visitor_id", eb.fn.sum<number>("size").as("bytes"), eb.fn.sum<number>(sql.raw(KEY_COST_SQL)).as("key_bytes"), eb.fn.max("updated_at").as("updated_at")])
-    .where("app_id", "=", appId)
-    .groupBy("visitor_id")
-    .execute();
+  const counted = (await sql<{ visitor_id: string; bytes: unknown; key_bytes: unknown; updated_at: unknown }>`${visitorSums(appId)}`.execute(trx)).rows;
   const stores = new Map(counted.map((row) => [row.visitor_id, { bytes: Number(row.bytes), keyBytes: Number(row.key_bytes), updatedAt: Number(row.updated_at) }]));
   const kept = new Map<string, Totals>();
   for (const row of await trx.selectFrom("visitor_stores").select(["visitor_id", "bytes", "key_bytes", "updated_at"]).where("app_id", "=", appId).execute()) {
