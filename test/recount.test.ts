@@ -8,7 +8,7 @@ import { keyCost, recountTotals } from "../src/runtime/index.ts";
 import type { Database } from "../src/store/index.ts";
 import { lockUsageRows } from "../src/store/locks.ts";
 import { createUser } from "./helpers/accounts.ts";
-import { untilSomeoneWaitsOnALock } from "./helpers/pg-locks.ts";
+import { openTransaction as heldOpen, untilSomeoneWaitsOnALock } from "./helpers/pg-locks.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { brickyardCli, instanceProcess, serverEnv, setUpDeployment } from "./helpers/server-process.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -68,19 +68,7 @@ describeEachDialect("recounting storage's running totals", (dialect) => {
     return { own: n(usage), visitors: n(all), v1: n(v1), version: Number(usage.data_version) };
   };
 
-  /** A transaction of the test's own: it does `work`, then stays open, its locks held, until `release()`. */
-  const openTransaction = (work: (trx: Transaction<Database>) => Promise<unknown>) => {
-    let release = () => undefined as void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let ready = () => undefined as void;
-    const readied = new Promise<void>((resolve) => (ready = resolve));
-    const done = server.ctx.db.transaction().execute(async (trx) => {
-      await work(trx);
-      ready();
-      await released;
-    });
-    return { ready: readied, release, done };
-  };
+  const openTransaction = (work: (trx: Transaction<Database>) => Promise<unknown>) => heldOpen(server.ctx.db, work);
 
   it("sets the totals that drifted to what the rows hold, reports each, and leaves those that match alone", async () => {
     const drifted = await filled("drifted");

@@ -57,4 +57,79 @@ describe("TurnQueue", () => {
     const results = await Promise.allSettled([queue.run(1), queue.run(2)]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
   });
+
+  describe("one run in flight per key (oneRunBy)", () => {
+    /** Runs of [key, value] pairs, each held open until the test lets it go. */
+    function gated(): { queue: TurnQueue<[string, number], number>; runs: string[][]; open: () => void; openAll: () => void } {
+      const runs: string[][] = [];
+      const gates: (() => void)[] = [];
+      const queue = new TurnQueue<[string, number], number>(
+        async (items) => {
+          runs.push(items.map(([key, n]) => `${key}${n}`));
+          await new Promise<void>((resolve) => gates.push(resolve));
+          if (items.some(([, n]) => n === 99)) throw new Error("the store refused");
+          return items.map(([, n]) => ({ status: "fulfilled" as const, value: n }));
+        },
+        3,
+        null,
+        ([key]) => key,
+      );
+      return { queue, runs, open: () => gates.shift()?.(), openAll: () => gates.splice(0).forEach((go) => go()) };
+    }
+
+    it("holds a key's items while its run is in flight, then sends them together, in the order asked", async () => {
+      const { queue, runs, open } = gated();
+      const answered: number[] = [];
+      const asked = (key: string, n: number) => queue.run([key, n]).then((value) => answered.push(value));
+      const all = [asked("a", 1)];
+      await nextTurn();
+      all.push(asked("a", 2), asked("b", 1));
+      await nextTurn();
+      all.push(asked("a", 3));
+      await nextTurn();
+      // b had nothing in flight, so it went; a's two later items wait for a1.
+      expect(runs).toEqual([["a1"], ["b1"]]);
+      open();
+      await all[0];
+      await nextTurn();
+      expect(runs).toEqual([["a1"], ["b1"], ["a2", "a3"]]);
+      open();
+      open();
+      await Promise.all(all);
+      expect(answered.sort()).toEqual([1, 1, 2, 3]);
+    });
+
+    it("sends a held item ahead of its key's items asked in the turn it was let go", async () => {
+      const { queue, runs, open, openAll } = gated();
+      const first = queue.run(["a", 1]);
+      await nextTurn();
+      const second = queue.run(["a", 2]);
+      await nextTurn();
+      // a3 is asked in the turn a1 settles in, before a2 is let go: a2 was asked first, so it runs first.
+      const third = queue.run(["a", 3]);
+      open();
+      await first;
+      await nextTurn();
+      expect(runs).toEqual([["a1"], ["a2", "a3"]]);
+      openAll();
+      await Promise.all([second, third]);
+    });
+
+    it("lets a key's held items go after a run that threw, and keys in one turn stay in one run", async () => {
+      const { queue, runs, open, openAll } = gated();
+      const failed = queue.run(["a", 99]);
+      const same = queue.run(["a", 4]);
+      await nextTurn();
+      const later = queue.run(["a", 5]);
+      await nextTurn();
+      expect(runs).toEqual([["a99", "a4"]]);
+      open();
+      await expect(failed).rejects.toThrow("the store refused");
+      await expect(same).rejects.toThrow("the store refused");
+      await nextTurn();
+      expect(runs).toEqual([["a99", "a4"], ["a5"]]);
+      openAll();
+      expect(await later).toBe(5);
+    });
+  });
 });

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../../src/store/index.ts";
 
 /** How many sessions of `db`'s PostgreSQL database wait for a lock another holds (of `locktype` only, when given). */
@@ -24,4 +24,18 @@ export async function mostWaiting(db: Kysely<Database>, locktype: "advisory", do
   let most = 0;
   while (!settled) most = Math.max(most, await sessionsWaiting(db, locktype));
   return most;
+}
+
+/** A transaction of the test's own on `db`: it does `work`, then stays open, its locks held, until `release()`. */
+export function openTransaction(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<unknown>): { ready: Promise<void>; release: () => void; done: Promise<void> } {
+  let release = () => undefined as void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let ready = () => undefined as void;
+  const readied = new Promise<void>((resolve) => (ready = resolve));
+  const done = db.transaction().execute(async (trx) => {
+    await work(trx);
+    ready();
+    await released;
+  });
+  return { ready: readied, release, done };
 }

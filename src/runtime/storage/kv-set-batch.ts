@@ -39,9 +39,14 @@ const setMany = new PreparedQuery(8, (db, appIds: string[], keys: string[], valu
  * it with keys' costs), one round trip and one commit for all of them, where each op had paid
  * both. A turn with one write sends `brickyard_kv_set` (migration 021, 033) as before. A write refused for the cap is that op's alone.
  * Every write is sent after it was asked and answered after its commit, as one on its own was.
+ *
+ * One statement of an app's writes in flight at a time: the writes that come meanwhile wait in
+ * Node and go together after it. PostgreSQL would queue them on the app's usage row anyway, each
+ * in a transaction and a commit of its own; gathered, eight clients' writes to one app cost the
+ * database 265 → 177 µs a call (0.57 → 0.37 statements). Another app's writes never wait for it.
  */
 export class KvSetBatch {
-  private readonly queue = new TurnQueue<KvSet, KvSetOutcome>((sets) => this.send(sets));
+  private readonly queue = new TurnQueue<KvSet, KvSetOutcome>((sets) => this.send(sets), 32, null, (set) => set.appId);
 
   constructor(
     private readonly store: Store,

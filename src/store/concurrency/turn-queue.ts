@@ -16,6 +16,12 @@ interface Queued<I, O> {
  * items. With `shareBy`, items of one turn with the same key are one item, and their askers share
  * its outcome (`TurnBatch`'s reads); the sharing ends with the turn, so nothing asked after an
  * item was sent is answered by it.
+ *
+ * With `oneRunBy`, a key has at most one run in flight (or one turn's runs, past `max`): an item
+ * whose key is being run waits for that run to settle and goes with the first turn after it,
+ * beside whatever else came for its key meanwhile. Under load a key's items then gather in fewer,
+ * larger runs (KvSetBatch: one app's writes, which PostgreSQL would serialize on the app's usage
+ * row anyway), and a key slow to run holds up its own items only.
  */
 export class TurnQueue<I, O> {
   private queue: Queued<I, O>[] = [];
@@ -23,10 +29,15 @@ export class TurnQueue<I, O> {
   private readonly byKey: Map<unknown, Queued<I, O>> | null;
   private scheduled = false;
 
+  /** oneRunBy: the keys with runs in flight (how many), and the items held back until they settle. */
+  private readonly running = new Map<unknown, number>();
+  private readonly held = new Map<unknown, Queued<I, O>[]>();
+
   constructor(
     private readonly runMany: (items: I[]) => Promise<PromiseSettledResult<O>[]>,
     private readonly max = 32,
     private readonly shareBy: ((item: I) => unknown) | null = null,
+    private readonly oneRunBy: ((item: I) => unknown) | null = null,
   ) {
     this.byKey = shareBy === null ? null : new Map();
   }
@@ -41,19 +52,62 @@ export class TurnQueue<I, O> {
         this.byKey?.set(key, queued);
       }
       queued.waiters.push({ resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.scheduled = false;
-    const queue = this.queue;
+    let queue = this.queue;
     this.queue = [];
     this.byKey?.clear();
+    if (this.oneRunBy !== null) queue = this.holdBack(queue, this.oneRunBy);
     for (let i = 0; i < queue.length; i += this.max) void this.settle(queue.slice(i, i + this.max));
+  }
+
+  /** The items whose keys have no run in flight; the others wait in `held`. */
+  private holdBack(queue: Queued<I, O>[], keyOf: (item: I) => unknown): Queued<I, O>[] {
+    const go: Queued<I, O>[] = [];
+    const starting = new Set<unknown>();
+    for (const queued of queue) {
+      const key = keyOf(queued.item);
+      const held = this.held.get(key);
+      if (held !== undefined) held.push(queued);
+      else if (this.running.has(key) && !starting.has(key)) this.held.set(key, [queued]);
+      else {
+        starting.add(key);
+        go.push(queued);
+      }
+    }
+    for (let i = 0; i < go.length; i += this.max) {
+      for (const key of new Set(go.slice(i, i + this.max).map((q) => keyOf(q.item)))) this.running.set(key, (this.running.get(key) ?? 0) + 1);
+    }
+    return go;
+  }
+
+  /** After a run of `chunk` settled: a key with no run left in flight lets its held items go next turn. */
+  private release(chunk: Queued<I, O>[], keyOf: (item: I) => unknown): void {
+    for (const key of new Set(chunk.map((q) => keyOf(q.item)))) {
+      const left = (this.running.get(key) ?? 1) - 1;
+      if (left > 0) {
+        this.running.set(key, left);
+        continue;
+      }
+      this.running.delete(key);
+      const held = this.held.get(key);
+      if (held === undefined) continue;
+      this.held.delete(key);
+      // Ahead of this turn's items: all of these were asked before any of them, and for a key
+      // the order asked is the order run (a key's later write wins).
+      this.queue.unshift(...held);
+      this.schedule();
+    }
   }
 
   private async settle(chunk: Queued<I, O>[]): Promise<void> {
@@ -69,6 +123,8 @@ export class TurnQueue<I, O> {
       });
     } catch (error) {
       for (const q of chunk) for (const waiter of q.waiters) waiter.reject(error);
+    } finally {
+      if (this.oneRunBy !== null) this.release(chunk, this.oneRunBy);
     }
   }
 }
