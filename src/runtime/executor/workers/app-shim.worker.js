@@ -108,11 +108,17 @@ class Session extends RpcTarget {
     inflight += 1;
     const capture = newCapture();
     let result;
+    let queued = null;
     try {
       result = await capturing(capture, () => answer(request, appEnv, appContext(this.#ctx)));
     } finally {
       // Node refuses a finished invocation's binding calls; cached reads must refuse them too.
       live.done = true;
+      // The writes still queued go with the result. Taken while the call is still in flight:
+      // their flush timer, cleared here, counts as background work, and a count falling to zero
+      // with no call in flight is reported in a frame of its own (0.64 frames a call, for nothing,
+      // under eight clients of an app that writes).
+      queued = writes.finish();
       inflight -= 1;
     }
     const logs = take(capture);
@@ -124,8 +130,7 @@ class Session extends RpcTarget {
       lastCollect = Date.now();
       setTimeout(collect, 0);
     }
-    // The writes still queued go with the result; those sent already must have committed.
-    const queued = writes.finish();
+    // Those sent already must have committed.
     if (!(await writes.settled())) return { outcome: "threw", message: "CapabilityError: the operation's storage writes could not be committed", stack: "", bg: background.now(), logs };
     return { ...result, ...(queued ?? {}), bg: background.now() };
   }
