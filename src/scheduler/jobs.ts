@@ -22,6 +22,7 @@ export interface JobDeps {
   oauth: { grants: Sweeps };
   domains: { recheck(): Promise<unknown> };
   visitors: Sweeps;
+  storage: { sweepOrphans(): Promise<unknown> };
   /** S3 only: objects nothing refers to any more. */
   objects: Sweeps | null;
 }
@@ -33,7 +34,7 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * Every periodic job but the reaper (which app.ts builds, for tests to drive), each claimed per
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
- * snapshot refers to, such as those of deleted apps; the audit log and abuse reports a year; the
+ * snapshot refers to, such as those of deleted apps; values an op wrote after its app was deleted; the audit log and abuse reports a year; the
  * authorization server's codes, tokens and grants once expired; custom domains' visitors' stores
  * idle a year; with S3, every 5 minutes, blob objects nothing refers to, 10 minutes after their
  * last touch).
@@ -53,6 +54,7 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "visitor-store-sweep", everyMs: HOUR, run: () => ctx.visitors.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "oauth-sweep", everyMs: HOUR, run: () => ctx.oauth.grants.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
+  ctx.scheduler.add({ name: "orphan-value-sweep", everyMs: HOUR, run: () => ctx.storage.sweepOrphans().then(() => undefined) });
   const { objects } = ctx;
   // Often: an app overwriting its blob values leaves an object per write until then.
   if (objects !== null) ctx.scheduler.add({ name: "object-sweep", everyMs: 5 * MINUTE, run: () => objects.sweep().then(() => undefined) });

@@ -13,6 +13,8 @@ type ValueTable = "app_kv" | "app_blobs";
 /** The space query's `old`: null (or no row at all) when the key holds no value yet. */
 const isNew = (old: number | null | undefined): boolean => old === null || old === undefined;
 const EMPTY = Buffer.alloc(0);
+/** Apps whose values one orphan sweep removes; the next run takes any more. */
+const ORPHAN_SWEEP_BATCH = 500;
 
 /** One KV write: the value as the binding serialized it (JSON text). */
 export interface KvWrite {
@@ -260,6 +262,24 @@ export class AppStorage {
   replaced(appId: string, kvKeys: readonly string[]): void {
     this.ledger.forget(appId);
     for (const key of kvKeys) this.changed(appId, key);
+  }
+
+  /**
+   * Values of apps that are gone: an op still running when its app was deleted may commit its
+   * writes after the deletion removed the app's values (each write path makes the usage row
+   * again, which is how they are found: one row per app, not a scan of every value). Nothing
+   * reads them meanwhile, since an app's id is never reused; this removes them (hourly job). On
+   * S3 their blobs' objects are then referred to by nothing, and the object sweep takes them.
+   */
+  async sweepOrphans(): Promise<number> {
+    const orphans = await this.store.db
+      .selectFrom("app_storage_usage")
+      .select("app_id")
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "app_storage_usage.app_id"))))
+      .limit(ORPHAN_SWEEP_BATCH)
+      .execute();
+    for (const { app_id } of orphans) await this.dropApp(app_id);
+    return orphans.length;
   }
 
   /** Removes every value of an app (app deletion). */

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createUser, type TestUser } from "./helpers/accounts.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+// The op writes one value at once (write-behind flushes it at its next macrotask), then waits, long
+// enough for the test to delete its app on a loaded machine too, and writes another, which goes
+// with its result: after the app was deleted.
+const LATE_WRITER = `export const manifest = { id: "late-writer", routes: { go: {} }, capabilities: { imports: ["svc:storage/kv@1.0"] } };
+export default { async fetch(request, env) {
+  await env.KV.set("started", true);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await env.KV.set("late", "x".repeat(1000));
+  return Response.json({ ok: true, value: "done" });
+} };`;
+
+describeEachDialect("deleting an app while its op writes", (dialect) => {
+  let server: TestServer;
+  let owner: TestUser;
+  beforeAll(async () => {
+    server = await startServer({ dialect });
+    owner = await createUser(server);
+  });
+  afterAll(async () => server.close());
+
+  const rowsOf = async (appId: string) => ({
+    kv: (await server.ctx.db.selectFrom("app_kv").select("key").where("app_id", "=", appId).execute()).length,
+    usage: (await server.ctx.db.selectFrom("app_storage_usage").select("app_id").where("app_id", "=", appId).execute()).length,
+  });
+
+  // The op's late write lands after the deletion removed its app's values; the hourly sweep
+  // removes what it left (AppStorage.sweepOrphans).
+  it("leaves none of the app's values behind once the orphan sweep has run", async () => {
+    const created = await server.client.post("/app", { module: LATE_WRITER }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const call = server.client.post(`/app/${id}/api/go`, {}, { token: owner.token });
+    while ((await rowsOf(id)).kv === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect((await server.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+    const answered = await call;
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(await rowsOf(id)).toEqual({ kv: 1, usage: 1 });
+    expect(await server.ctx.scheduler.tick()).toContain("orphan-value-sweep");
+    expect(await rowsOf(id)).toEqual({ kv: 0, usage: 0 });
+  });
+});
