@@ -1,6 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { lockUsageRows } from "../src/store/locks.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
+import { openTransaction, untilSomeoneWaitsOnALock } from "./helpers/pg-locks.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 // The op writes one value at once (write-behind flushes it at its next macrotask), then waits, long
@@ -9,7 +12,7 @@ import { startServer, type TestServer } from "./helpers/server.ts";
 const LATE_WRITER = `export const manifest = { id: "late-writer", routes: { go: {} }, capabilities: { imports: ["svc:storage/kv@1.0"] } };
 export default { async fetch(request, env) {
   await env.KV.set("started", true);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await new Promise((resolve) => setTimeout(resolve, 3000));
   await env.KV.set("late", "x".repeat(1000));
   return Response.json({ ok: true, value: "done" });
 } };`;
@@ -42,5 +45,33 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
     expect(await rowsOf(id)).toEqual({ kv: 1, usage: 1 });
     expect(await server.ctx.scheduler.tick()).toContain("orphan-value-sweep");
     expect(await rowsOf(id)).toEqual({ kv: 0, usage: 0 });
+  });
+
+  // Played step by step on PostgreSQL, where a writer's transaction and the deletion's interleave.
+  it.skipIf(dialect !== "postgres")("drops an app's values only after a writer holding its usage row is done: no deadlock, nothing left", async () => {
+    const appId = randomUUID();
+    const storage = server.ctx.storage;
+    await storage.kvSet(appId, "k", JSON.stringify(1));
+    let proceed = () => undefined as void;
+    const proceeding = new Promise<void>((resolve) => (proceed = resolve));
+    let locked = () => undefined as void;
+    const locking = new Promise<void>((resolve) => (locked = resolve));
+    // A writer as storage writes: the usage row locked, then a value changed and one added.
+    const writer = openTransaction(server.ctx.db, async (trx) => {
+      await lockUsageRows(trx, "postgres", [appId]);
+      locked();
+      await proceeding;
+      await trx.updateTable("app_kv").set({ value: "2" }).where("app_id", "=", appId).where("key", "=", "k").execute();
+      await trx.insertInto("app_kv").values({ app_id: appId, key: "late", value: "3", size: 1, updated_at: Date.now() }).execute();
+    });
+    await locking;
+    const dropped = storage.dropApp(appId);
+    await untilSomeoneWaitsOnALock(server.ctx.db);
+    proceed();
+    await writer.ready;
+    writer.release();
+    await writer.done;
+    await dropped;
+    expect(await rowsOf(appId)).toEqual({ kv: 0, usage: 0 });
   });
 });

@@ -131,5 +131,20 @@ describe("TurnQueue", () => {
       openAll();
       expect(await later).toBe(5);
     });
+
+    it("past max, sends a key's items a run at a time, in order, and never splits a key across runs", async () => {
+      const { queue, runs, open, openAll } = gated();
+      const asked = [1, 2, 3, 4, 5].map((n) => queue.run(["a", n]));
+      asked.push(queue.run(["b", 1]), queue.run(["b", 2]));
+      await nextTurn();
+      // a's first three fill a run; b's two do not fit beside them, so they go in a run of their own.
+      expect(runs).toEqual([["a1", "a2", "a3"], ["b1", "b2"]]);
+      open();
+      await asked[0];
+      await nextTurn();
+      expect(runs).toEqual([["a1", "a2", "a3"], ["b1", "b2"], ["a4", "a5"]]);
+      openAll();
+      expect(await Promise.all(asked)).toEqual([1, 2, 3, 4, 5, 1, 2]);
+    });
   });
 });

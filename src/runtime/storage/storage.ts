@@ -1,7 +1,7 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
-import { ensureUsageRow, lockForWrite, PreparedQuery, TurnBatch, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { ensureUsageRow, lockForWrite, lockUsageRows, PreparedQuery, TurnBatch, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { readObject, type ContentObjects } from "../../blobs/objects.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
@@ -266,10 +266,13 @@ export class AppStorage {
 
   /**
    * Values of apps that are gone: an op still running when its app was deleted may commit its
-   * writes after the deletion removed the app's values (each write path makes the usage row
-   * again, which is how they are found: one row per app, not a scan of every value). Nothing
-   * reads them meanwhile, since an app's id is never reused; this removes them (hourly job). On
-   * S3 their blobs' objects are then referred to by nothing, and the object sweep takes them.
+   * writes after the deletion removed the app's values. Such a write makes the usage row again,
+   * which is how they are found: one row per app, not a scan of every value. Not found: a write
+   * that makes the row and then locks it in a second statement (`brickyard_kv_set_many`,
+   * `lockUsageRows` for several apps) whose app's values were dropped between the two, which
+   * leaves its values without the row. Nothing reads them, since an app's id is never reused; this removes
+   * them (hourly job). On S3 their blobs' objects are then referred to by nothing, and the
+   * object sweep takes them.
    */
   async sweepOrphans(): Promise<number> {
     const orphans = await this.store.db
@@ -278,13 +281,26 @@ export class AppStorage {
       .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "app_storage_usage.app_id"))))
       .limit(ORPHAN_SWEEP_BATCH)
       .execute();
-    for (const { app_id } of orphans) await this.dropApp(app_id);
-    return orphans.length;
+    let dropped = 0;
+    for (const { app_id } of orphans) {
+      // One app's failure (a lock timeout, a deadlock with a writer) leaves it for the next run, not the rest.
+      dropped += await this.dropApp(app_id).then(
+        () => 1,
+        () => 0,
+      );
+    }
+    return dropped;
   }
 
-  /** Removes every value of an app (app deletion). */
+  /**
+   * Removes every value of an app (app deletion). The usage row is locked first, as its writers
+   * lock it: a write under way finishes and is removed with the rest, and one that comes after is
+   * left for `sweepOrphans`. Deleting the values first could deadlock with a writer that held the
+   * usage row and was updating a value.
+   */
   async dropApp(appId: string): Promise<void> {
     await this.store.db.transaction().execute(async (trx) => {
+      await lockUsageRows(trx, this.store.dialect, [appId]);
       await trx.deleteFrom("app_kv").where("app_id", "=", appId).execute();
       await trx.deleteFrom("app_blobs").where("app_id", "=", appId).execute();
       await trx.deleteFrom("app_storage_usage").where("app_id", "=", appId).execute();

@@ -17,11 +17,12 @@ interface Queued<I, O> {
  * its outcome (`TurnBatch`'s reads); the sharing ends with the turn, so nothing asked after an
  * item was sent is answered by it.
  *
- * With `oneRunBy`, a key has at most one run in flight (or one turn's runs, past `max`): an item
- * whose key is being run waits for that run to settle and goes with the first turn after it,
- * beside whatever else came for its key meanwhile. Under load a key's items then gather in fewer,
- * larger runs (KvSetBatch: one app's writes, which PostgreSQL would serialize on the app's usage
- * row anyway), and a key slow to run holds up its own items only.
+ * With `oneRunBy`, a key has at most one run in flight, and its items in it are at most `max`
+ * and not split across runs: an item whose key is being run waits for that run to settle and
+ * goes with the first turn after it, beside whatever else came for its key meanwhile, in the
+ * order asked. Under load a key's items then gather in fewer, larger runs (KvSetBatch: one app's
+ * writes, which PostgreSQL would serialize on the app's usage row anyway). A run that waits holds
+ * up its keys' next items; where a run carries several keys, those of all of them.
  */
 export class TurnQueue<I, O> {
   private queue: Queued<I, O>[] = [];
@@ -29,8 +30,8 @@ export class TurnQueue<I, O> {
   private readonly byKey: Map<unknown, Queued<I, O>> | null;
   private scheduled = false;
 
-  /** oneRunBy: the keys with runs in flight (how many), and the items held back until they settle. */
-  private readonly running = new Map<unknown, number>();
+  /** oneRunBy: the keys with a run in flight, and the items held back until it settles. */
+  private readonly running = new Set<unknown>();
   private readonly held = new Map<unknown, Queued<I, O>[]>();
 
   constructor(
@@ -64,41 +65,46 @@ export class TurnQueue<I, O> {
 
   private flush(): void {
     this.scheduled = false;
-    let queue = this.queue;
+    const queue = this.queue;
     this.queue = [];
     this.byKey?.clear();
-    if (this.oneRunBy !== null) queue = this.holdBack(queue, this.oneRunBy);
-    for (let i = 0; i < queue.length; i += this.max) void this.settle(queue.slice(i, i + this.max));
+    const runs = this.oneRunBy === null ? chunks(queue, this.max) : this.runsByKey(queue, this.oneRunBy);
+    for (const run of runs) void this.settle(run);
   }
 
-  /** The items whose keys have no run in flight; the others wait in `held`. */
-  private holdBack(queue: Queued<I, O>[], keyOf: (item: I) => unknown): Queued<I, O>[] {
-    const go: Queued<I, O>[] = [];
-    const starting = new Set<unknown>();
+  /**
+   * oneRunBy: this turn's runs, each key's items whole in one of them. A key with a run in
+   * flight, or past `max` items this turn, keeps the rest in `held`, in the order asked.
+   */
+  private runsByKey(queue: Queued<I, O>[], keyOf: (item: I) => unknown): Queued<I, O>[][] {
+    const going = new Map<unknown, Queued<I, O>[]>();
     for (const queued of queue) {
       const key = keyOf(queued.item);
       const held = this.held.get(key);
+      const mine = going.get(key);
       if (held !== undefined) held.push(queued);
-      else if (this.running.has(key) && !starting.has(key)) this.held.set(key, [queued]);
-      else {
-        starting.add(key);
-        go.push(queued);
+      else if (mine === undefined && this.running.has(key)) this.held.set(key, [queued]);
+      else if (mine === undefined) going.set(key, [queued]);
+      else if (mine.length < this.max) mine.push(queued);
+      else this.held.set(key, [queued]);
+    }
+    const runs: Queued<I, O>[][] = [];
+    let run: Queued<I, O>[] = [];
+    for (const [key, items] of going) {
+      this.running.add(key);
+      if (run.length > 0 && run.length + items.length > this.max) {
+        runs.push(run);
+        run = [];
       }
+      run.push(...items);
     }
-    for (let i = 0; i < go.length; i += this.max) {
-      for (const key of new Set(go.slice(i, i + this.max).map((q) => keyOf(q.item)))) this.running.set(key, (this.running.get(key) ?? 0) + 1);
-    }
-    return go;
+    if (run.length > 0) runs.push(run);
+    return runs;
   }
 
-  /** After a run of `chunk` settled: a key with no run left in flight lets its held items go next turn. */
+  /** After a run of `chunk` settled: its keys' held items go next turn. */
   private release(chunk: Queued<I, O>[], keyOf: (item: I) => unknown): void {
     for (const key of new Set(chunk.map((q) => keyOf(q.item)))) {
-      const left = (this.running.get(key) ?? 1) - 1;
-      if (left > 0) {
-        this.running.set(key, left);
-        continue;
-      }
       this.running.delete(key);
       const held = this.held.get(key);
       if (held === undefined) continue;
@@ -127,4 +133,10 @@ export class TurnQueue<I, O> {
       if (this.oneRunBy !== null) this.release(chunk, this.oneRunBy);
     }
   }
+}
+
+function chunks<T>(items: T[], max: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += max) out.push(items.slice(i, i + max));
+  return out;
 }
