@@ -17,6 +17,13 @@ export default { async fetch(request, env) {
   return Response.json({ ok: true, value: "done" });
 } };`;
 
+/** A promise, and what settles it. */
+function signal(): { wait: Promise<void>; fire: () => void } {
+  let fire = () => undefined as void;
+  const wait = new Promise<void>((resolve) => (fire = resolve));
+  return { wait, fire };
+}
+
 describeEachDialect("deleting an app while its op writes", (dialect) => {
   let server: TestServer;
   let owner: TestUser;
@@ -52,26 +59,51 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
     const appId = randomUUID();
     const storage = server.ctx.storage;
     await storage.kvSet(appId, "k", JSON.stringify(1));
-    let proceed = () => undefined as void;
-    const proceeding = new Promise<void>((resolve) => (proceed = resolve));
-    let locked = () => undefined as void;
-    const locking = new Promise<void>((resolve) => (locked = resolve));
+    const [locked, proceed] = [signal(), signal()];
     // A writer as storage writes: the usage row locked, then a value changed and one added.
     const writer = openTransaction(server.ctx.db, async (trx) => {
       await lockUsageRows(trx, "postgres", [appId]);
-      locked();
-      await proceeding;
+      locked.fire();
+      await proceed.wait;
       await trx.updateTable("app_kv").set({ value: "2" }).where("app_id", "=", appId).where("key", "=", "k").execute();
       await trx.insertInto("app_kv").values({ app_id: appId, key: "late", value: "3", size: 1, updated_at: Date.now() }).execute();
     });
-    await locking;
+    await locked.wait;
     const dropped = storage.dropApp(appId);
     await untilSomeoneWaitsOnALock(server.ctx.db);
-    proceed();
+    proceed.fire();
     await writer.ready;
     writer.release();
     await writer.done;
     await dropped;
     expect(await rowsOf(appId)).toEqual({ kv: 0, usage: 0 });
+  });
+
+  it.skipIf(dialect !== "postgres")("a batched write whose app's values were dropped while it waited keeps a usage row, so the sweep finds what it wrote", async () => {
+    const [gone, other] = [randomUUID(), randomUUID()];
+    const storage = server.ctx.storage;
+    await Promise.all([storage.kvSet(gone, "seed", "1"), storage.kvSet(other, "seed", "1")]);
+    const [locked, proceed] = [signal(), signal()];
+    // A deletion as dropApp does it: the usage row locked first, then the values and the row gone.
+    const deletion = openTransaction(server.ctx.db, async (trx) => {
+      await lockUsageRows(trx, "postgres", [gone]);
+      locked.fire();
+      await proceed.wait;
+      await trx.deleteFrom("app_kv").where("app_id", "=", gone).execute();
+      await trx.deleteFrom("app_storage_usage").where("app_id", "=", gone).execute();
+    });
+    await locked.wait;
+    // Two apps' writes in one turn: one brickyard_kv_set_many, which finds the rows there and waits to lock them.
+    const writes = Promise.all([storage.kvSet(gone, "late", "2"), storage.kvSet(other, "k", "3")]);
+    await untilSomeoneWaitsOnALock(server.ctx.db);
+    proceed.fire();
+    await deletion.ready;
+    deletion.release();
+    await deletion.done;
+    await writes;
+    expect(await rowsOf(gone)).toEqual({ kv: 1, usage: 1 });
+    // Neither id is an app's: the sweep takes both.
+    expect(await storage.sweepOrphans()).toBeGreaterThanOrEqual(2);
+    expect(await rowsOf(gone)).toEqual({ kv: 0, usage: 0 });
   });
 });

@@ -266,13 +266,12 @@ export class AppStorage {
 
   /**
    * Values of apps that are gone: an op still running when its app was deleted may commit its
-   * writes after the deletion removed the app's values. Such a write makes the usage row again,
-   * which is how they are found: one row per app, not a scan of every value. Not found: a write
-   * that makes the row and then locks it in a second statement (`brickyard_kv_set_many`,
-   * `lockUsageRows` for several apps) whose app's values were dropped between the two, which
-   * leaves its values without the row. Nothing reads them, since an app's id is never reused; this removes
-   * them (hourly job). On S3 their blobs' objects are then referred to by nothing, and the
-   * object sweep takes them.
+   * writes after the deletion removed the app's values. Every write makes the usage row again if
+   * it is gone (`brickyard_kv_set`, `brickyard_kv_set_many` since migration 034, the batched
+   * writers' `ensureUsageRow`), which is how they are found: one row per app, not a scan of every
+   * value. Nothing reads them, since an app's id is never reused; this removes them (hourly
+   * job). On S3 their blobs' objects are then referred to by nothing, and the object sweep takes
+   * them.
    */
   async sweepOrphans(): Promise<number> {
     const orphans = await this.store.db

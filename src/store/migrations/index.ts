@@ -33,6 +33,7 @@ import * as m030 from "./030-cache-notify.ts";
 import * as m031 from "./031-blob-objects.ts";
 import * as m032 from "./032-visitor-usage.ts";
 import * as m033 from "./033-key-bytes.ts";
+import * as m034 from "./034-usage-row-kept.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -74,6 +75,7 @@ const steps: Record<string, Step> = {
   "031-blob-objects": m031,
   "032-visitor-usage": m032,
   "033-key-bytes": m033,
+  "034-usage-row-kept": m034,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
