@@ -203,6 +203,12 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     // An app's data goes with it (deleted or reaped); its own rows cascade from the apps table.
     await pairings.forgetApp(event.appId);
     await storage.dropApp(event.appId);
+    // A call still running may commit writes after that (write-behind commits with its answer):
+    // they go once its calls have ended. What a crash meanwhile leaves, the hourly sweep takes.
+    void executor.invocations
+      .afterCalls(event.appId)
+      ?.then(() => storage.dropApp(event.appId))
+      .catch(() => undefined);
     await activity.dropApp(event.appId);
     await callCounts.dropApp(event.appId);
     diag.drop(event.appId);

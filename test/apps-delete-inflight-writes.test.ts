@@ -8,7 +8,7 @@ import { startServer, type TestServer } from "./helpers/server.ts";
 
 // The op writes one value at once (write-behind flushes it at its next macrotask), then waits, long
 // enough for the test to delete its app on a loaded machine too, and writes another, which goes
-// with its result: after the app was deleted.
+// with its result: after the app was deleted. (The sweep test only stores values under its id.)
 const LATE_WRITER = `export const manifest = { id: "late-writer", routes: { go: {} }, capabilities: { imports: ["svc:storage/kv@1.0"] } };
 export default { async fetch(request, env) {
   await env.KV.set("started", true);
@@ -38,20 +38,38 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
     usage: (await server.ctx.db.selectFrom("app_storage_usage").select("app_id").where("app_id", "=", appId).execute()).length,
   });
 
-  // The op's late write lands after the deletion removed its app's values; the hourly sweep
-  // removes what it left (AppStorage.sweepOrphans).
-  it("leaves none of the app's values behind once the orphan sweep has run", async () => {
+  /** Resolves once `check` holds, looking again each turn for up to `ms` (then the caller's assertion says what was found). */
+  const until = async (check: () => Promise<boolean>, ms: number) => {
+    const started = Date.now();
+    while (!(await check()) && Date.now() - started < ms) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  // The op's late write lands after the deletion removed its app's values; they go again once
+  // the app's calls have ended (Invocations.afterCalls).
+  it("leaves none of the app's values behind once its op running at the deletion has answered", async () => {
     const created = await server.client.post("/app", { module: LATE_WRITER }, { token: owner.token });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
     const call = server.client.post(`/app/${id}/api/go`, {}, { token: owner.token });
     while ((await rowsOf(id)).kv === 0) await new Promise((resolve) => setImmediate(resolve));
     expect((await server.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+    expect(await rowsOf(id)).toEqual({ kv: 0, usage: 0 });
     const answered = await call;
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
-    expect(await rowsOf(id)).toEqual({ kv: 1, usage: 1 });
-    expect(await server.ctx.scheduler.tick()).toContain("orphan-value-sweep");
+    await until(async () => (await rowsOf(id)).kv === 0, 5_000);
     expect(await rowsOf(id)).toEqual({ kv: 0, usage: 0 });
+  });
+
+  // What a crash between a late write and its removal leaves: values whose app is gone.
+  it("the hourly sweep removes the values of apps that are gone, and no live app's", async () => {
+    const created = await server.client.post("/app", { module: LATE_WRITER }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const live = created.body.id as string;
+    const gone = randomUUID();
+    await Promise.all([server.ctx.storage.kvSet(live, "kept", JSON.stringify(1)), server.ctx.storage.kvSet(gone, "left", JSON.stringify(2))]);
+    expect(await server.ctx.scheduler.tick()).toContain("orphan-value-sweep");
+    expect(await rowsOf(gone)).toEqual({ kv: 0, usage: 0 });
+    expect(await rowsOf(live)).toEqual({ kv: 1, usage: 1 });
   });
 
   // Played step by step on PostgreSQL, where a writer's transaction and the deletion's interleave.

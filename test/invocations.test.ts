@@ -11,3 +11,21 @@ it("mints 144-bit invocation ids, distinct across many pool refills, each live u
   invocations.end(first ?? "");
   expect(invocations.get(first)).toBeUndefined();
 });
+
+it("tells when every call of an app in flight has ended: none for an idle app, not before the last", async () => {
+  const invocations = new Invocations();
+  const mint = (appId: string) => invocations.mint({ appId, revision: 1, op: "op", access: "write", caps: new Set() }).id;
+  expect(invocations.afterCalls("a")).toBeNull();
+  const [one, two, other] = [mint("a"), mint("a"), mint("b")];
+  let ended = false;
+  const after = invocations.afterCalls("a")?.then(() => (ended = true));
+  invocations.end(one);
+  invocations.end(one); // an id ended twice counts once
+  invocations.end(other);
+  await Promise.resolve();
+  expect(ended).toBe(false);
+  invocations.end(two);
+  await after;
+  expect(ended).toBe(true);
+  expect(invocations.afterCalls("a")).toBeNull();
+});

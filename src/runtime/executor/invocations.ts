@@ -30,10 +30,15 @@ export interface Invocation {
  */
 export class Invocations {
   private readonly live = new Map<string, Invocation>();
+  /** Each app's calls in flight, and who waits for the last of them to end (afterCalls). */
+  private readonly perApp = new Map<string, { calls: number; waiting: (() => void)[] }>();
 
   mint(fields: Omit<Invocation, "id" | "refusal" | "lease">): Invocation {
     const invocation: Invocation = { ...fields, id: pooledRandomBytes(18).toString("base64url"), refusal: null, lease: null };
     this.live.set(invocation.id, invocation);
+    const app = this.perApp.get(invocation.appId);
+    if (app === undefined) this.perApp.set(invocation.appId, { calls: 1, waiting: [] });
+    else app.calls += 1;
     return invocation;
   }
 
@@ -42,6 +47,22 @@ export class Invocations {
   }
 
   end(id: string): void {
+    const invocation = this.live.get(id);
+    if (invocation === undefined) return;
     this.live.delete(id);
+    const app = this.perApp.get(invocation.appId);
+    if (app === undefined || --app.calls > 0) return;
+    this.perApp.delete(invocation.appId);
+    for (const resolve of app.waiting) resolve();
+  }
+
+  /**
+   * Resolves once every call of `appId` in flight now has ended (its write-behind writes
+   * committed with its answer); null when none is in flight.
+   */
+  afterCalls(appId: string): Promise<void> | null {
+    const app = this.perApp.get(appId);
+    if (app === undefined) return null;
+    return new Promise((resolve) => app.waiting.push(resolve));
   }
 }

@@ -266,10 +266,10 @@ export class AppStorage {
 
   /**
    * Values of apps that are gone: an op still running when its app was deleted may commit its
-   * writes after the deletion removed the app's values. Every write makes the usage row again if
-   * it is gone (`brickyard_kv_set`, `brickyard_kv_set_many` since migration 034, the batched
-   * writers' `ensureUsageRow`), which is how they are found: one row per app, not a scan of every
-   * value. Nothing reads them, since an app's id is never reused; this removes them (hourly
+   * writes after the deletion removed the app's values, and a crash may come before they are
+   * dropped again once its calls end. Every write makes the usage row again if it is gone
+   * (`brickyard_kv_set`, `brickyard_kv_set_many` since migration 034, the batched writers'
+   * `ensureUsageRow`), which is how they are found: one row per app, not a scan of every value. Nothing reads them, since an app's id is never reused; this removes them (hourly
    * job). On S3 their blobs' objects are then referred to by nothing, and the object sweep takes
    * them.
    */
@@ -293,8 +293,9 @@ export class AppStorage {
 
   /**
    * Removes every value of an app (app deletion). The usage row is locked first, as its writers
-   * lock it: a write under way finishes and is removed with the rest, and one that comes after is
-   * left for `sweepOrphans`. Deleting the values first could deadlock with a writer that held the
+   * lock it: a write under way finishes and is removed with the rest; one that comes after goes
+   * when the app's deletion drops its values again after its calls (context.ts), or at
+   * `sweepOrphans`. Deleting the values first could deadlock with a writer that held the
    * usage row and was updating a value.
    */
   async dropApp(appId: string): Promise<void> {
