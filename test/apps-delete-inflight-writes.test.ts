@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { lockUsageRows } from "../src/store/locks.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
+import { valueRowsOf } from "./helpers/app-values.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { openTransaction, untilSomeoneWaitsOnALock } from "./helpers/pg-locks.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -33,10 +34,10 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
   });
   afterAll(async () => server.close());
 
-  const rowsOf = async (appId: string) => ({
-    kv: (await server.ctx.db.selectFrom("app_kv").select("key").where("app_id", "=", appId).execute()).length,
-    usage: (await server.ctx.db.selectFrom("app_storage_usage").select("app_id").where("app_id", "=", appId).execute()).length,
-  });
+  const rowsOf = async (appId: string) => {
+    const { kv, usage } = await valueRowsOf(server.ctx.db, appId);
+    return { kv, usage };
+  };
 
   /** Resolves once `check` holds, looking again each turn for up to `ms` (then the caller's assertion says what was found). */
   const until = async (check: () => Promise<boolean>, ms: number) => {
