@@ -30,15 +30,12 @@ export interface Invocation {
  */
 export class Invocations {
   private readonly live = new Map<string, Invocation>();
-  /** Each app's calls in flight, and who waits for the last of them to end (afterCalls). */
-  private readonly perApp = new Map<string, { calls: number; waiting: (() => void)[] }>();
+  /** Who waits for the last call of an app in flight to end (afterCalls): rare, a deletion's. */
+  private readonly waiting = new Map<string, (() => void)[]>();
 
   mint(fields: Omit<Invocation, "id" | "refusal" | "lease">): Invocation {
     const invocation: Invocation = { ...fields, id: pooledRandomBytes(18).toString("base64url"), refusal: null, lease: null };
     this.live.set(invocation.id, invocation);
-    const app = this.perApp.get(invocation.appId);
-    if (app === undefined) this.perApp.set(invocation.appId, { calls: 1, waiting: [] });
-    else app.calls += 1;
     return invocation;
   }
 
@@ -50,10 +47,10 @@ export class Invocations {
     const invocation = this.live.get(id);
     if (invocation === undefined) return;
     this.live.delete(id);
-    const app = this.perApp.get(invocation.appId);
-    if (app === undefined || --app.calls > 0) return;
-    this.perApp.delete(invocation.appId);
-    for (const resolve of app.waiting) resolve();
+    const waiting = this.waiting.get(invocation.appId);
+    if (waiting === undefined || this.inFlight(invocation.appId)) return;
+    this.waiting.delete(invocation.appId);
+    for (const resolve of waiting) resolve();
   }
 
   /**
@@ -61,8 +58,15 @@ export class Invocations {
    * committed with its answer); null when none is in flight.
    */
   afterCalls(appId: string): Promise<void> | null {
-    const app = this.perApp.get(appId);
-    if (app === undefined) return null;
-    return new Promise((resolve) => app.waiting.push(resolve));
+    if (!this.inFlight(appId)) return null;
+    const waiting = this.waiting.get(appId) ?? [];
+    this.waiting.set(appId, waiting);
+    return new Promise((resolve) => waiting.push(resolve));
+  }
+
+  /** Whether a call of `appId` is in flight: a scan of the calls in flight, made only while someone waits. */
+  private inFlight(appId: string): boolean {
+    for (const invocation of this.live.values()) if (invocation.appId === appId) return true;
+    return false;
   }
 }

@@ -93,23 +93,15 @@ export class KvSetBatch {
   }
 
   /** Each write on its own: one app's in the order asked (a key's later write wins), apps side by side. */
-  private async oneByOne(sets: KvSet[], now: number): Promise<PromiseSettledResult<KvSetOutcome>[]> {
-    const byApp = new Map<string, number[]>();
-    sets.forEach((set, i) => byApp.set(set.appId, [...(byApp.get(set.appId) ?? []), i]));
-    const outcomes: PromiseSettledResult<KvSetOutcome>[] = sets.map(() => ({ status: "rejected", reason: new Error("not sent") }));
-    await Promise.all(
-      [...byApp.values()].map(async (order) => {
-        for (const i of order) {
-          const set = sets[i];
-          if (set === undefined) continue;
-          outcomes[i] = await this.sendOne(set, now).then(
-            (value) => ({ status: "fulfilled", value }),
-            (reason: unknown) => ({ status: "rejected", reason }),
-          );
-        }
+  private oneByOne(sets: KvSet[], now: number): Promise<PromiseSettledResult<KvSetOutcome>[]> {
+    const lastOf = new Map<string, Promise<unknown>>();
+    return Promise.allSettled(
+      sets.map((set) => {
+        const sent = (lastOf.get(set.appId) ?? Promise.resolve()).then(() => this.sendOne(set, now));
+        lastOf.set(set.appId, sent.catch(() => undefined));
+        return sent;
       }),
     );
-    return outcomes;
   }
 
   private async sendOne(set: KvSet, now: number): Promise<KvSetOutcome> {

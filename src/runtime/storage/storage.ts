@@ -269,9 +269,9 @@ export class AppStorage {
    * writes after the deletion removed the app's values, and a crash may come before they are
    * dropped again once its calls end. Every write makes the usage row again if it is gone
    * (`brickyard_kv_set`, `brickyard_kv_set_many` since migration 034, the batched writers'
-   * `ensureUsageRow`), which is how they are found: one row per app, not a scan of every value. Nothing reads them, since an app's id is never reused; this removes them (hourly
-   * job). On S3 their blobs' objects are then referred to by nothing, and the object sweep takes
-   * them.
+   * `ensureUsageRow`), which is how they are found: one row per app, not a scan of every value.
+   * Nothing reads them, since an app's id is never reused; this removes them (hourly job). On S3
+   * their blobs' objects are then referred to by nothing, and the object sweep takes them.
    */
   async sweepOrphans(): Promise<number> {
     const orphans = await this.store.db

@@ -83,10 +83,9 @@ export class TurnQueue<I, O> {
       const held = this.held.get(key);
       const mine = going.get(key);
       if (held !== undefined) held.push(queued);
-      else if (mine === undefined && this.running.has(key)) this.held.set(key, [queued]);
+      else if (this.running.has(key) || (mine?.length ?? 0) >= this.max) this.held.set(key, [queued]);
       else if (mine === undefined) going.set(key, [queued]);
-      else if (mine.length < this.max) mine.push(queued);
-      else this.held.set(key, [queued]);
+      else mine.push(queued);
     }
     const runs: Queued<I, O>[][] = [];
     let run: Queued<I, O>[] = [];
