@@ -70,8 +70,10 @@ describe("executor: a stall of Node's loop is not a hung process", () => {
 describe("executor: a ping cut short by a kill is not a hang", () => {
   let h: Harness;
   beforeAll(async () => {
-    // Long enough that the stopped process's ping is still in flight when the test kills it.
-    h = await startHarness({ dialect: "sqlite", processes: 1, tuning: { pingIntervalMs: 20, pingTimeoutMs: 30_000 } });
+    // Long enough that the stopped process's ping is still in flight when the test kills it. The
+    // CPU budget is out of the way: touching 384 MiB took 1.07 s of CPU on one CI-sized machine
+    // (11 µs a page fault), past the default 1 s, and the watchdog restarted the process first.
+    h = await startHarness({ dialect: "sqlite", processes: 1, tuning: { pingIntervalMs: 20, pingTimeoutMs: 30_000, cpuBudgetMs: 30_000 } });
   });
   afterAll(async () => h.close());
 
