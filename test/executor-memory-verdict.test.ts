@@ -14,7 +14,10 @@ describe("executor: a process killed at its memory ceiling", () => {
   let h: Harness;
   const skip = MemoryCeiling.detect() === null;
   beforeAll(async () => {
-    if (!skip) h = await startHarness({ dialect: "sqlite", processes: 1, tuning: { memoryMaxBytes: CEILING } });
+    // The watchdog's other verdicts are out of the way: filling 256 MiB a page at a time took
+    // 0.7 s of CPU on a machine where a page fault costs 11 µs, and past the ping timeout (1 s,
+    // with another test file sharing the two cores) the process was faulted `hung` first.
+    if (!skip) h = await startHarness({ dialect: "sqlite", processes: 1, tuning: { memoryMaxBytes: CEILING, pingTimeoutMs: 30_000, cpuBudgetMs: 30_000 } });
   });
   afterAll(async () => h?.close());
 
