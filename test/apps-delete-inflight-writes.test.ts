@@ -6,6 +6,7 @@ import { valueRowsOf } from "./helpers/app-values.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { openTransaction, untilSomeoneWaitsOnALock } from "./helpers/pg-locks.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
+import { signal } from "./helpers/signal.ts";
 
 // The op writes one value at once (write-behind flushes it at its next macrotask), then waits, long
 // enough for the test to delete its app on a loaded machine too, and writes another, which goes
@@ -17,13 +18,6 @@ export default { async fetch(request, env) {
   await env.KV.set("late", "x".repeat(1000));
   return Response.json({ ok: true, value: "done" });
 } };`;
-
-/** A promise, and what settles it. */
-function signal(): { wait: Promise<void>; fire: () => void } {
-  let fire = () => undefined as void;
-  const wait = new Promise<void>((resolve) => (fire = resolve));
-  return { wait, fire };
-}
 
 describeEachDialect("deleting an app while its op writes", (dialect) => {
   let server: TestServer;

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../../src/store/index.ts";
+import { signal } from "./signal.ts";
 
 /** How many sessions of `db`'s PostgreSQL database wait for a lock another holds (of `locktype` only, when given). */
 export async function sessionsWaiting(db: Kysely<Database>, locktype?: "advisory"): Promise<number> {
@@ -28,14 +29,11 @@ export async function mostWaiting(db: Kysely<Database>, locktype: "advisory", do
 
 /** A transaction of the test's own on `db`: it does `work`, then stays open, its locks held, until `release()`. */
 export function openTransaction(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<unknown>): { ready: Promise<void>; release: () => void; done: Promise<void> } {
-  let release = () => undefined as void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let ready = () => undefined as void;
-  const readied = new Promise<void>((resolve) => (ready = resolve));
+  const [ready, released] = [signal(), signal()];
   const done = db.transaction().execute(async (trx) => {
     await work(trx);
-    ready();
-    await released;
+    ready.fire();
+    await released.wait;
   });
-  return { ready: readied, release, done };
+  return { ready: ready.wait, release: released.fire, done };
 }
