@@ -59,6 +59,8 @@ export interface Harness {
 export interface HarnessOptions {
   dialect: Dialect;
   processes?: number;
+  /** Processes per lane for the first calls of new code (FirstCalls); none unless asked. */
+  newProcesses?: number;
   tuning?: Partial<ExecutorTuning>;
   deadlineMs?: number;
   /** Secrets per app id (the issue 5 seam). */
@@ -84,6 +86,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     Executor.start({
       dataDir,
       processes: o.processes ?? 1,
+      ...(o.newProcesses === undefined ? {} : { newProcesses: o.newProcesses }),
       code,
       storage,
       log: diag,

@@ -18,6 +18,11 @@ export function buildOf(call: Pick<ExecutorCall, "appId" | "revision" | "staged"
   return call.staged === undefined ? { appId: call.appId, kind: "revision", order: call.revision } : { appId: call.appId, kind: "staged", order: call.staged.seq };
 }
 
+/** The isolate of a revision's build with its secrets version (a staged build has a key of its own). */
+export function isolateKey(call: Pick<ExecutorCall, "appId" | "revision" | "secretsVersion">): string {
+  return `${call.appId}:${call.revision}:${call.secretsVersion}`;
+}
+
 /**
  * Which isolates one workerd process holds, least recently used first. workerd never drops a
  * named loader isolate by itself (~1.5 MiB each), so the pool evicts past a count or when idle,
@@ -81,6 +86,11 @@ export class IsolateTable {
       } else break;
     }
     return out;
+  }
+
+  /** `key` will not be called here again (its calls moved elsewhere): it goes first, once idle. */
+  retire(key: string): void {
+    if (this.lastUsed.has(key)) this.superseded.add(key);
   }
 
   forget(key: string): void {

@@ -93,9 +93,11 @@ export interface Slot {
   load: number;
   /** Set on a probation process: the suspects it runs, and nothing else. */
   trial: Trial | null;
+  /** How many isolates its process keeps before it evicts the least recently used. */
+  capacity: number;
 }
 
-export const newSlot = (name: string, trial: Trial | null = null): Slot => ({ name, starts: 0, current: null, starting: null, recycling: false, load: 0, trial });
+export const newSlot = (name: string, capacity: number, trial: Trial | null = null): Slot => ({ name, starts: 0, current: null, starting: null, recycling: false, load: 0, trial, capacity });
 
 /**
  * A process busy (over half of each tick on the CPU) for `cpuBudgetMs` of CPU time with no
@@ -219,9 +221,9 @@ export const FAULT_MESSAGES: Partial<Record<FaultReason, string>> = {
 };
 
 /** Lane slots named `${prefix}claimed-0` …; a free lane of 0 shares the claimed one. */
-export function lanesOf(prefix: string, size: number, freeSize: number): Record<Lane, Slot[]> {
-  const claimed = Array.from({ length: size }, (_, i) => newSlot(`${prefix}claimed-${i}`));
-  return { claimed, free: freeSize === 0 ? claimed : Array.from({ length: freeSize }, (_, i) => newSlot(`${prefix}free-${i}`)) };
+export function lanesOf(prefix: string, size: number, freeSize: number, capacity: number): Record<Lane, Slot[]> {
+  const claimed = Array.from({ length: size }, (_, i) => newSlot(`${prefix}claimed-${i}`, capacity));
+  return { claimed, free: freeSize === 0 ? claimed : Array.from({ length: freeSize }, (_, i) => newSlot(`${prefix}free-${i}`, capacity)) };
 }
 
 const RETRIED_FAULTS: ReadonlySet<FaultReason> = new Set(["crashed", "hung", "cpu", "memory"]);

@@ -3,7 +3,7 @@ import { ChannelError, ExecutorChannel } from "./channel.ts";
 import type { PoolTuning } from "./tuning.ts";
 import type { BindingCall, BindingReply } from "./internal-api/bindings.ts";
 import type { CodeBundle } from "./internal-api/code-cache.ts";
-import { buildOf } from "./isolates.ts";
+import { buildOf, isolateKey } from "./isolates.ts";
 import type { MemoryCeiling } from "./memory-ceiling.ts";
 import { WorkerdProcess, type ProcessOptions } from "./process.ts";
 import { Court, NO_ONE } from "./court.ts";
@@ -58,8 +58,8 @@ export class ExecutorPool {
     quarantine: Quarantine,
     private readonly bundle: (appId: string, revision: number, secretsVersion: number) => Promise<CodeBundle | null>,
   ) {
-    this.lanes = lanesOf("", o.size, o.freeSize);
-    this.fresh = o.newSize === 0 ? null : lanesOf("new-", o.newSize, o.freeSize === 0 ? 0 : o.newSize);
+    this.lanes = lanesOf("", o.size, o.freeSize, o.maxIsolatesPerProcess);
+    this.fresh = o.newSize === 0 ? null : lanesOf("new-", o.newSize, o.freeSize === 0 ? 0 : o.newSize, o.maxIsolatesPerFreshProcess);
     this.court = new Court(quarantine, new Verdicts(clock, o.convictionWindowMs), o.probationProcesses, o.backgroundWindowMs);
     this.firstCalls = new FirstCalls(o.callsToGraduate);
   }
@@ -140,12 +140,17 @@ export class ExecutorPool {
     if (call.warm === true || call.staged !== undefined || !this.firstCalls.answered(call.appId, call.revision) || this.fresh === null) return;
     const { allowance: _, access: __, ...isolate } = call;
     const warm = () => this.invoke({ ...isolate, op: "", headers: {}, body: "", warm: true, graduating: true });
-    this.firstCalls.promote(call.appId, call.revision, warm, () => this.onEvent({ type: "graduated", appId: call.appId, revision: call.revision }));
+    this.firstCalls.promote(call.appId, call.revision, warm, () => {
+      // Its calls go to the lane from now on: the fresh process's build of it only takes room.
+      const key = isolateKey(call);
+      for (const slot of this.fresh?.[call.lane ?? "claimed"] ?? []) slot.current?.isolates.retire(key);
+      this.onEvent({ type: "graduated", appId: call.appId, revision: call.revision });
+    });
   }
 
   private trialSlot(trial: Trial): Slot {
     let slot = this.trialSlots.get(trial);
-    if (slot === undefined) this.trialSlots.set(trial, (slot = newSlot(`trial-${trial.id}`, trial)));
+    if (slot === undefined) this.trialSlots.set(trial, (slot = newSlot(`trial-${trial.id}`, this.o.maxIsolatesPerProcess, trial)));
     return slot;
   }
 
@@ -156,7 +161,7 @@ export class ExecutorPool {
     } catch {
       throw new ExecutorFault("unavailable", "not_started", "no executor process is available");
     }
-    const key = call.staged?.key ?? `${call.appId}:${call.revision}:${call.secretsVersion}`;
+    const key = call.staged?.key ?? isolateKey(call);
     await member.isolates.evicting.get(key);
     // A staged isolate of this very code, still here and not on its way out, is taken over as it
     // is (built or still building); the supervisor renames it. Anywhere else it is left to idle out.
@@ -174,7 +179,7 @@ export class ExecutorPool {
     member.isolates.begin(key, entry.startedAt, buildOf(call));
     // Isolates this call's build supersedes go at the next tick unless room is needed now: torn
     // down here, beside the new revision's first call, they cost that call ~1 ms (bench first-call p50).
-    if (member.isolates.size > this.o.maxIsolatesPerProcess) this.evict(slot, member, this.o.maxIsolatesPerProcess, 0);
+    if (member.isolates.size > slot.capacity) this.evict(slot, member, slot.capacity, 0);
     try {
       const run = {
         key,
@@ -419,7 +424,7 @@ export class ExecutorPool {
       if (member === null || member.faulted) continue;
       this.ping(slot, member);
       if (this.checkCpu(slot, member)) continue;
-      this.evict(slot, member, this.o.maxIsolatesPerProcess, now - this.o.isolateIdleMs, this.o.evictionsPerTick);
+      this.evict(slot, member, slot.capacity, now - this.o.isolateIdleMs, this.o.evictionsPerTick);
       for (const [appId, at] of member.ran) if (real - at > this.o.isolateIdleMs) member.ran.delete(appId);
       const rss = member.proc.rssBytes();
       if (rss !== null && rss > this.o.memoryMaxBytes) this.fault(slot, member, "memory");

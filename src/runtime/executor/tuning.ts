@@ -22,6 +22,8 @@ export interface ExecutorTuning {
   convictionWindowMs: number;
   quarantineMs: number;
   maxIsolatesPerProcess: number;
+  /** The same for a process of first calls (FirstCalls), whose isolates serve a few calls each. */
+  maxIsolatesPerFreshProcess: number;
   isolateIdleMs: number;
   /** Isolates a tick evicts per process while the table has room (idle or superseded); past capacity, as many as needed. */
   evictionsPerTick: number;
@@ -51,8 +53,14 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   callsToGraduate: 3,
   convictionWindowMs: 60 * 60_000,
   quarantineMs: 5 * 60_000,
-  // ~1.5 MiB per isolate: 300 keeps a process near 500 MiB.
-  maxIsolatesPerProcess: 300,
+  // A small app's isolate holds ~2.1 MiB of a process's RSS (the bench's Zipf row): two lane
+  // processes at 240, a fresh one at 60 and two idle ones keep the executors near 1.4 GiB, within
+  // the 1.5 GiB the issue sets for 5,000 apps (at 300 each they reached 1.9–2.0 GiB).
+  maxIsolatesPerProcess: 240,
+  // A fresh process's isolate serves its revision's first calls only, and is dropped when they
+  // graduate; what it keeps is code still proving itself. At the lanes' count its process filled
+  // with one-call apps of the long tail, a third of the executors' RSS.
+  maxIsolatesPerFreshProcess: 60,
   isolateIdleMs: 10 * 60_000,
   // An eviction holds its process ~0.5–1 ms here, and every call there waits: a tick that evicted
   // 25 at once stalled a call 10–22 ms. Two a tick (8 a second) spread them out.
@@ -80,6 +88,7 @@ export type PoolTuning = Pick<
   | "callsToGraduate"
   | "convictionWindowMs"
   | "maxIsolatesPerProcess"
+  | "maxIsolatesPerFreshProcess"
   | "isolateIdleMs"
   | "evictionsPerTick"
   | "rssHighWaterBytes"
