@@ -202,17 +202,22 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     }
     // An app's data goes with it (deleted or reaped); its own rows cascade from the apps table.
     await pairings.forgetApp(event.appId);
-    await storage.dropApp(event.appId);
-    // A call still running may commit writes after that (write-behind commits with its answer):
-    // they go once its calls have ended. What a crash meanwhile leaves, the hourly sweep takes.
+    // What its calls write: values, activity, counts, lines and failures.
+    const dropWritten = async (appId: string) => {
+      await storage.dropApp(appId);
+      await activity.dropApp(appId);
+      await callCounts.dropApp(appId);
+      diag.drop(appId);
+      logs.drop(appId);
+    };
+    await dropWritten(event.appId);
+    // A call still running may write after that (write-behind commits with its answer, then its
+    // outcome is recorded): that goes once its calls have settled. What a crash meanwhile, or
+    // another instance's call, leaves, the hourly sweeps take.
     void executor.invocations
       .afterCalls(event.appId)
-      ?.then(() => storage.dropApp(event.appId))
+      ?.then(() => dropWritten(event.appId))
       .catch(() => undefined);
-    await activity.dropApp(event.appId);
-    await callCounts.dropApp(event.appId);
-    diag.drop(event.appId);
-    logs.drop(event.appId);
     await assets.dropApp(event.appId);
   });
   const runner = new AppRunner(apps, targets, operations);

@@ -8,6 +8,7 @@ import type { AppRecord } from "../src/domain/apps/queries.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { migrate, openStore, type Store } from "../src/store/index.ts";
 import { createTestDatabase, describeEachDialect } from "./helpers/dialects.ts";
+import { insertApp } from "./helpers/store.ts";
 
 describeEachDialect("diagnostics: activity events and the diag ring", (dialect) => {
   let store: Store;
@@ -21,6 +22,8 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
     drop = database?.drop;
     store = openStore({ databaseUrl: database?.url ?? null, dataDir: dir });
     await migrate(store);
+    // The apps these rows belong to: the sweeps take the recent rows of apps that are gone.
+    for (const id of ["app-1", "app-c", "other"]) await insertApp(store, id);
     activity = new Activity(store.db, clock);
   });
   afterAll(async () => {
@@ -53,8 +56,13 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
     expect(since.map((e) => e.summary)).toEqual(["next day"]);
     clock.advance(90 * DAY);
     await activity.record("app-1", "diag_report", 4, "fresh", {});
-    expect((await activity.sweep()).events).toBe(1001);
+    // An app deleted while a call of its was recording (on another instance, say): its rows go too.
+    await activity.record("gone-app", "api_proxy_result", 1, "written after its deletion", {});
+    expect((await activity.sweep()).events).toBe(1002);
     expect((await activity.list("app-1", { kinds: null, since: null, limit: 100 })).map((e) => e.summary)).toEqual(["fresh", "next day"]);
+    expect(await activity.list("gone-app", { kinds: null, since: null, limit: 100 })).toEqual([]);
+    const counters = await store.db.selectFrom("activity_counts").select("app_id").distinct().execute();
+    expect(counters.map((r) => r.app_id)).toEqual(["app-1"]);
   });
 
   it("validates the activity query", () => {
@@ -146,8 +154,13 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
     expect((await a.perHour("other", 0)).get(hour)).toEqual({ calls: 1, failures: 0 });
     // Eight days on, the first hour is swept; a deleted app loses its rows.
     clock.advance(8 * DAY - HOUR + 1);
+    // And the hours a flush added for an app that is gone.
+    a.count("gone-app", false);
+    await a.flush();
+    expect((await a.perHour("gone-app", 0)).size).toBe(1);
     await a.sweep();
     expect([...(await a.perHour("app-c", 0)).keys()]).toEqual([hour + HOUR]);
+    expect((await a.perHour("gone-app", 0)).size).toBe(0);
     await a.dropApp("app-c");
     expect((await a.perHour("app-c", 0)).size).toBe(0);
   });

@@ -19,6 +19,9 @@ export default { async fetch(request, env) {
   return Response.json({ ok: true, value: "done" });
 } };`;
 
+// The same, failing at the end: its failure is recorded (activity, call counts) after the deletion.
+const LATE_FAILER = LATE_WRITER.replace("late-writer", "late-failer").replace('await env.KV.set("late", "x".repeat(1000));', 'throw new Error("failed once its app was gone");');
+
 describeEachDialect("deleting an app while its op writes", (dialect) => {
   let server: TestServer;
   let owner: TestUser;
@@ -53,6 +56,28 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
     await until(async () => (await rowsOf(id)).kv === 0, 5_000);
     expect(await rowsOf(id)).toEqual({ kv: 0, usage: 0 });
+  });
+
+  // Its outcome is recorded once the executor answered: the rows go once the call has settled.
+  it("leaves none of the app's activity or call counts behind once its op running at the deletion has failed", async () => {
+    const created = await server.client.post("/app", { module: LATE_FAILER }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const call = server.client.post(`/app/${id}/api/go`, {}, { token: owner.token });
+    while ((await rowsOf(id)).kv === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect((await server.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+    const answered = await call;
+    expect(answered.status, JSON.stringify(answered.body)).toBe(500);
+    expect((answered.body.error as { kind: string }).kind).toBe("operation_failed");
+    const { db } = server.ctx;
+    const left = async () => {
+      await server.ctx.callCounts.flush();
+      const count = async (table: "activity_events" | "activity_counts" | "op_call_counts") =>
+        Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as("n")).where("app_id", "=", id).executeTakeFirst())?.n ?? 0);
+      return { events: await count("activity_events"), counters: await count("activity_counts"), hours: await count("op_call_counts") };
+    };
+    await until(async () => Object.values(await left()).every((n) => n === 0), 5_000);
+    expect(await left()).toEqual({ events: 0, counters: 0, hours: 0 });
   });
 
   // What a crash between a late write and its removal leaves: values whose app is gone.

@@ -12,20 +12,25 @@ it("mints 144-bit invocation ids, distinct across many pool refills, each live u
   expect(invocations.get(first)).toBeUndefined();
 });
 
-it("tells when every call of an app in flight has ended: none for an idle app, not before the last", async () => {
+it("tells when every call of an app in flight has settled: none for an idle app, not before the last, not at its end", async () => {
   const invocations = new Invocations();
   const mint = (appId: string) => invocations.mint({ appId, revision: 1, op: "op", access: "write", caps: new Set() }).id;
   expect(invocations.afterCalls("a")).toBeNull();
   const [one, two, other] = [mint("a"), mint("a"), mint("b")];
-  let ended = false;
-  const after = invocations.afterCalls("a")?.then(() => (ended = true));
-  invocations.end(one);
-  invocations.end(one); // an id ended twice counts once
-  invocations.end(other);
+  let settled = false;
+  const after = invocations.afterCalls("a")?.then(() => (settled = true));
+  for (const id of [one, two, other]) invocations.end(id);
+  // Ended, the calls reach nothing more; the control plane may still be recording their outcome.
+  expect(invocations.get(two)).toBeUndefined();
   await Promise.resolve();
-  expect(ended).toBe(false);
-  invocations.end(two);
+  expect(settled).toBe(false);
+  invocations.settle(one);
+  invocations.settle(one); // an id settled twice counts once
+  invocations.settle(other);
+  await Promise.resolve();
+  expect(settled).toBe(false);
+  invocations.settle(two);
   await after;
-  expect(ended).toBe(true);
+  expect(settled).toBe(true);
   expect(invocations.afterCalls("a")).toBeNull();
 });

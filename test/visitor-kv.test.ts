@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { Migrator, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ManualClock, DAY } from "../src/config/clock.ts";
@@ -9,16 +8,7 @@ import { migrationProvider } from "../src/store/migrations/index.ts";
 import type { Store } from "../src/store/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { queryRecorder, unkeyedReads } from "./helpers/query-plans.ts";
-import { openTestStore, type TestStore } from "./helpers/store.ts";
-
-async function insertApp(store: Store, id = randomUUID()): Promise<string> {
-  const now = Date.now();
-  await store.db
-    .insertInto("apps")
-    .values({ id, manifest_id: `m-${id}`, display_name: "visited", owner_user_id: null, claimed_at: null, expires_at: null, revision: 1, manifest: "{}", icon_override: null, starter_prompt: null, copied_from: null, created_at: now, updated_at: now, suspended_at: null, suspended_reason: null })
-    .execute();
-  return id;
-}
+import { insertApp, openTestStore, type TestStore } from "./helpers/store.ts";
 
 /** What the running totals say, and what the stored values add up to, per visitor and per app: `[bytes, key bytes]`. */
 async function totals(store: Store): Promise<{ kept: Record<string, [number, number]>; summed: Record<string, [number, number]> }> {

@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrate, openStore, type Dialect, type Store, type StoreOptions } from "../../src/store/index.ts";
+import type { Kysely } from "kysely";
+import { migrate, openStore, type Database, type Dialect, type Store, type StoreOptions } from "../../src/store/index.ts";
 import { createTestDatabase } from "./dialects.ts";
 
 export interface TestStore extends Store {
@@ -30,4 +32,14 @@ export async function openTestStore(dialect: Dialect, options: { migrate?: boole
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A bare row in `apps` (no revision stored), for domain tests whose rows must name an app that exists. */
+export async function insertApp(store: { db: Kysely<Database> }, id: string = randomUUID()): Promise<string> {
+  const now = Date.now();
+  await store.db
+    .insertInto("apps")
+    .values({ id, manifest_id: `m-${id}`, display_name: "visited", owner_user_id: null, claimed_at: null, expires_at: null, revision: 1, manifest: "{}", icon_override: null, starter_prompt: null, copied_from: null, created_at: now, updated_at: now, suspended_at: null, suspended_reason: null })
+    .execute();
+  return id;
 }

@@ -72,12 +72,25 @@ export class Activity {
     }));
   }
 
-  /** Retention sweep for the scheduler: events past 90 days, counters past their day. */
+  /**
+   * Retention sweep for the scheduler: events past 90 days, counters past their day; and the
+   * last day's rows of apps that are gone, which a call written after its app's deletion left
+   * (on another instance, or here before a crash: see the deletion in context.ts).
+   */
   async sweep(): Promise<{ events: number }> {
     const now = this.clock.now();
     const events = await this.db.deleteFrom("activity_events").where("ts", "<", now - ACTIVITY_RETENTION_MS).executeTakeFirst();
     await this.db.deleteFrom("activity_counts").where("day", "<", Math.floor(now / DAY) - 1).execute();
-    return { events: Number(events.numDeletedRows) };
+    const orphans = await this.db
+      .deleteFrom("activity_events")
+      .where("ts", ">=", now - DAY)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "activity_events.app_id"))))
+      .executeTakeFirst();
+    await this.db
+      .deleteFrom("activity_counts")
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "activity_counts.app_id"))))
+      .execute();
+    return { events: Number(events.numDeletedRows) + Number(orphans.numDeletedRows) };
   }
 
   async dropApp(appId: string): Promise<void> {

@@ -115,9 +115,18 @@ export class CallCounts {
     return out;
   }
 
-  /** Retention sweep for the scheduler. */
+  /**
+   * Retention sweep for the scheduler; and the last day's hours of apps that are gone, which a
+   * flush under way at an app's deletion, or another instance's, added after it.
+   */
   async sweep(): Promise<void> {
-    await this.db.deleteFrom("op_call_counts").where("hour", "<", this.clock.now() - CALL_COUNT_RETENTION_MS).execute();
+    const now = this.clock.now();
+    await this.db.deleteFrom("op_call_counts").where("hour", "<", now - CALL_COUNT_RETENTION_MS).execute();
+    await this.db
+      .deleteFrom("op_call_counts")
+      .where("hour", ">=", now - DAY)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "op_call_counts.app_id"))))
+      .execute();
   }
 
   async dropApp(appId: string): Promise<void> {

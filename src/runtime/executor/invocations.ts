@@ -26,36 +26,50 @@ export interface Invocation {
 
 /**
  * Invocation ids minted by the control plane. They are 144-bit random, live only while their
- * call runs, and are the only thing the internal API accepts to name an app.
+ * call runs, and are the only thing the internal API accepts to name an app. A call is over for
+ * its app's code at `end` (no binding call is answered after it), and over for the control plane
+ * at `settle`, once what it records of its outcome (activity, counts, log lines) is written: a
+ * deletion waiting on the app's calls (afterCalls) finds those rows there to drop.
  */
 export class Invocations {
-  private readonly live = new Map<string, Invocation>();
-  /** Who waits for the last call of an app in flight to end (afterCalls): rare, a deletion's. */
+  /** Calls minted and not yet settled, with whether each has ended. */
+  private readonly live = new Map<string, { invocation: Invocation; ended: boolean }>();
+  /** Who waits for the last call of an app in flight to settle (afterCalls): rare, a deletion's. */
   private readonly waiting = new Map<string, (() => void)[]>();
 
   mint(fields: Omit<Invocation, "id" | "refusal" | "lease">): Invocation {
     const invocation: Invocation = { ...fields, id: pooledRandomBytes(18).toString("base64url"), refusal: null, lease: null };
-    this.live.set(invocation.id, invocation);
+    this.live.set(invocation.id, { invocation, ended: false });
     return invocation;
   }
 
+  /** The call `id` names while it runs; undefined once it has ended. */
   get(id: string | undefined): Invocation | undefined {
-    return id === undefined ? undefined : this.live.get(id);
+    const entry = id === undefined ? undefined : this.live.get(id);
+    return entry === undefined || entry.ended ? undefined : entry.invocation;
   }
 
+  /** The executor answered: the call's code can reach nothing more through its id. */
   end(id: string): void {
-    const invocation = this.live.get(id);
-    if (invocation === undefined) return;
+    const entry = this.live.get(id);
+    if (entry !== undefined) entry.ended = true;
+  }
+
+  /** The control plane is done with the call (after `end`); its app's deletion may go on. */
+  settle(id: string): void {
+    const entry = this.live.get(id);
+    if (entry === undefined) return;
     this.live.delete(id);
-    const waiting = this.waiting.get(invocation.appId);
-    if (waiting === undefined || this.inFlight(invocation.appId)) return;
-    this.waiting.delete(invocation.appId);
+    const { appId } = entry.invocation;
+    const waiting = this.waiting.get(appId);
+    if (waiting === undefined || this.inFlight(appId)) return;
+    this.waiting.delete(appId);
     for (const resolve of waiting) resolve();
   }
 
   /**
-   * Resolves once every call of `appId` in flight now has ended (its write-behind writes
-   * committed with its answer); null when none is in flight.
+   * Resolves once every call of `appId` in flight now has settled (its write-behind writes
+   * committed with its answer, its outcome recorded); null when none is in flight.
    */
   afterCalls(appId: string): Promise<void> | null {
     if (!this.inFlight(appId)) return null;
@@ -66,7 +80,7 @@ export class Invocations {
 
   /** Whether a call of `appId` is in flight: a scan of the calls in flight, made only while someone waits. */
   private inFlight(appId: string): boolean {
-    for (const invocation of this.live.values()) if (invocation.appId === appId) return true;
+    for (const { invocation } of this.live.values()) if (invocation.appId === appId) return true;
     return false;
   }
 }

@@ -174,49 +174,54 @@ export class Operations {
     const caps = capabilitiesOf(app.manifest.capabilities?.imports);
     const log = this.callLog(c);
     const invocation = this.executor.invocations.mint({ appId: app.id, revision: app.revision, secretsVersion: app.secretsVersion ?? 0, op, access, caps: new Set(caps), ...(log === null ? {} : { log }), ...(c.visitor === undefined ? {} : { visitor: c.visitor }) });
-    let outcome: ExecutorOutcome;
+    // Settled once its outcome is recorded: a deletion waiting on its calls drops what they wrote.
     try {
-      outcome = await this.executor.invoke({
-        ...isolateOf(app),
-        caps,
-        op,
-        headers: {
-          ...c.headers,
-          "x-svc-op": op,
-          "x-svc-trigger": c.trigger,
-          "x-svc-role": c.role,
-          ...(c.userId === null ? {} : { "x-svc-user": c.userId }),
-          ...(c.requestId === undefined ? {} : { "x-svc-request": c.requestId }),
-          "x-svc-invocation": invocation.id,
-          // The isolate keeps no cached reads across a visitor's call: its cache holds the app's store.
-          ...(c.visitor === undefined ? {} : { "x-svc-store": "visitor" }),
-        },
-        body: JSON.stringify(input),
-        deadlineMs: this.deadlineMs,
-        access,
-        ...(c.requestId === undefined ? {} : { requestId: c.requestId }),
-      });
-    } catch (error) {
-      this.counts?.count(app.id, true);
-      await log?.finish();
-      if (error instanceof ExecutorFault) throw executorError(error);
-      throw error;
+      let outcome: ExecutorOutcome;
+      try {
+        outcome = await this.executor.invoke({
+          ...isolateOf(app),
+          caps,
+          op,
+          headers: {
+            ...c.headers,
+            "x-svc-op": op,
+            "x-svc-trigger": c.trigger,
+            "x-svc-role": c.role,
+            ...(c.userId === null ? {} : { "x-svc-user": c.userId }),
+            ...(c.requestId === undefined ? {} : { "x-svc-request": c.requestId }),
+            "x-svc-invocation": invocation.id,
+            // The isolate keeps no cached reads across a visitor's call: its cache holds the app's store.
+            ...(c.visitor === undefined ? {} : { "x-svc-store": "visitor" }),
+          },
+          body: JSON.stringify(input),
+          deadlineMs: this.deadlineMs,
+          access,
+          ...(c.requestId === undefined ? {} : { requestId: c.requestId }),
+        });
+      } catch (error) {
+        this.counts?.count(app.id, true);
+        await log?.finish();
+        if (error instanceof ExecutorFault) throw executorError(error);
+        throw error;
+      } finally {
+        this.executor.invocations.end(invocation.id);
+        release();
+      }
+      // Kept before the caller has its answer: a read of the app's logs after it finds them.
+      if (log !== null) {
+        await log.captured(outcome.logs);
+        await log.finish();
+      }
+      try {
+        const value = await this.result(c, route, outcome, invocation.refusal);
+        this.counts?.count(app.id, false);
+        return value;
+      } catch (error) {
+        this.counts?.count(app.id, true);
+        throw error;
+      }
     } finally {
-      this.executor.invocations.end(invocation.id);
-      release();
-    }
-    // Kept before the caller has its answer: a read of the app's logs after it finds them.
-    if (log !== null) {
-      await log.captured(outcome.logs);
-      await log.finish();
-    }
-    try {
-      const value = await this.result(c, route, outcome, invocation.refusal);
-      this.counts?.count(app.id, false);
-      return value;
-    } catch (error) {
-      this.counts?.count(app.id, true);
-      throw error;
+      this.executor.invocations.settle(invocation.id);
     }
   }
 
