@@ -10,6 +10,7 @@ import { BlobReadCache } from "../src/blobs/read-cache.ts";
 import { MULTIPART_AT_BYTES, S3BlobStore } from "../src/blobs/s3-store.ts";
 import { ConfigError, loadConfig } from "../src/config/config.ts";
 import { startS3, type TestS3 } from "./helpers/s3.ts";
+import { signal } from "./helpers/signal.ts";
 
 let s3: TestS3;
 beforeAll(async () => {
@@ -112,12 +113,11 @@ describe("S3BlobStore", () => {
    */
   function client(command: string, gate: Promise<void>, fail = false): { client: sdk.S3Client; reached: Promise<void> } {
     const c = new sdk.S3Client({ endpoint: s3.endpoint, region: "us-east-1", forcePathStyle: true, requestChecksumCalculation: "WHEN_REQUIRED" });
-    let reach = () => {};
-    const reached = new Promise<void>((resolve) => (reach = resolve));
+    const reached = signal();
     c.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === command) {
-          reach();
+          reached.fire();
           await gate;
           if (fail) throw new Error(`${command} refused by the test`);
         }
@@ -125,14 +125,13 @@ describe("S3BlobStore", () => {
       },
       { step: "initialize" },
     );
-    return { client: c, reached };
+    return { client: c, reached: reached.wait };
   }
   const prefix = () => `multi-${Math.random().toString(36).slice(2)}`;
 
   it("shows no object of a multipart upload until it is complete, then all of it", async () => {
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const held = client("CompleteMultipartUploadCommand", gate);
+    const gate = signal();
+    const held = client("CompleteMultipartUploadCommand", gate.wait);
     const store = new S3BlobStore(sdk, held.client, s3.bucket, prefix());
     const old = Buffer.from("the old bytes");
     await store.put("assets/app-5/v", old);
@@ -141,7 +140,7 @@ describe("S3BlobStore", () => {
     // Every part is up once Complete is held; readers still get the old value whole.
     await held.reached;
     expect((await store.get("assets/app-5/v"))?.equals(old)).toBe(true);
-    release();
+    gate.fire();
     await writing;
     expect((await store.get("assets/app-5/v"))?.equals(big)).toBe(true);
     store.close();

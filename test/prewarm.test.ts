@@ -4,6 +4,7 @@ import { createUser } from "./helpers/accounts.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { queryRecorder } from "./helpers/query-plans.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
+import { signal } from "./helpers/signal.ts";
 
 const moduleOf = (revision: number, id = "warmed", top = "") => `export const manifest = { id: "${id}", routes: { which: {} } };
 ${top}
@@ -142,19 +143,18 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
     // The warm-up of the first app's write is held once it has begun, as a slow build would hold it.
     const { operations } = server.ctx;
     const warm = operations.warm.bind(operations);
-    let release = () => undefined as void;
-    const held = new Promise<void>((resolve) => (release = resolve));
+    const held = signal();
     let begun = 0;
     operations.warm = async (...args) => {
       begun += 1;
-      if (begun === 1) await held;
+      if (begun === 1) await held.wait;
       return warm(...args);
     };
     try {
       await write(first, "first-cold");
       await write(second, "second-cold");
       expect(begun).toBe(1);
-      release();
+      held.fire();
       await server.ctx.runner.warmed(first);
       expect(await call(second)).toEqual({ revision: 2, readSource: true });
       expect(await call(first)).toEqual({ revision: 2, readSource: false });
@@ -164,7 +164,7 @@ describeEachDialect("a new revision's isolate is built when it is published", (d
       expect(begun).toBe(2);
       expect(await call(third)).toEqual({ revision: 2, readSource: false });
     } finally {
-      release();
+      held.fire();
       operations.warm = warm;
     }
   });

@@ -4,6 +4,7 @@ import { makeUser } from "./helpers/apps.ts";
 import { exactKeyBytes, keptKeyBytes } from "./helpers/executor.ts";
 import { untilSomeoneWaitsOnALock } from "./helpers/pg-locks.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
+import { signal } from "./helpers/signal.ts";
 
 const MODULE = `export const manifest = { id: "restored", capabilities: { imports: ["svc:storage/kv@1.0"] }, routes: { set: {} } };
 export default { async fetch(request, env) { const i = await request.json(); await env.KV.set(i.k, i.v); return Response.json({ ok: true, value: true }); } };`;
@@ -35,21 +36,18 @@ const reachable = inject("pgAdminUrl") !== null;
     expect((await set("c", "after the snapshot")).status).toBe(200);
 
     // Someone holds the app's usage row, so the two below queue for it: the write first.
-    let locked = () => {};
-    let release = () => {};
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const [locked, released] = [signal(), signal()];
     const holder = server.ctx.db.transaction().execute(async (trx) => {
       await sql`select 1 from app_storage_usage where app_id = ${appId} for update`.execute(trx);
-      locked();
-      await released;
+      locked.fire();
+      await released.wait;
     });
-    await isLocked;
+    await locked.wait;
     const write = server.ctx.storage.kvCommit(appId, [{ key: "written-meanwhile", value: "1" }]);
     await untilSomeoneWaitsOnALock(server.ctx.db, 1);
     const restore = server.ctx.db.transaction().execute((trx) => server.ctx.snapshots.restoreInto(trx, appId, taken.body.snapshot.id as string));
     await untilSomeoneWaitsOnALock(server.ctx.db, 2);
-    release();
+    released.fire();
     await Promise.all([holder, write, restore]);
 
     const keys = (await server.ctx.db.selectFrom("app_kv").select("key").where("app_id", "=", appId).orderBy("key").execute()).map((r) => r.key);
