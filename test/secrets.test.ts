@@ -83,14 +83,21 @@ describeEachDialect("secrets over HTTP", (dialect) => {
     expectError(await server.client.post(`/app/${appId}/secrets`, { name: "A", value: "v", note: 1 }, { token: owner.token }), 400, "invalid_request");
   });
 
-  it("survives deleting and re-creating the app under the same manifest id", async () => {
+  // Secrets are kept per (owner, manifest id); a deleted app's would otherwise pass, unlisted and
+  // out of reach, to whatever code next takes its manifest id (another's app copied in, say).
+  it("go with their app: an app made again under the same manifest id starts without them", async () => {
     const upsert = await server.client.post("/app", { module: moduleFor("keeper") }, { token: owner.token });
-    await server.client.put(`/app/${upsert.body.id}/secrets/API_KEY`, { value: SECRET_VALUE }, { token: owner.token });
+    expect((await server.client.put(`/app/${upsert.body.id}/secrets/API_KEY`, { value: SECRET_VALUE }, { token: owner.token })).status).toBe(200);
+    expect((await server.client.post(`/app/${upsert.body.id}/api/peek`, {}, { token: owner.token })).body.value.reversed).toBe(REVERSED);
     expect((await server.client.delete(`/app/${upsert.body.id}`, { token: owner.token })).status).toBe(200);
     const again = await server.client.post("/app", { module: moduleFor("keeper") }, { token: owner.token });
     expect(again.body.id).not.toBe(upsert.body.id);
-    expect((await server.client.get(`/app/${again.body.id}/secrets`, { token: owner.token })).body.names).toEqual(["API_KEY"]);
-    expect((await server.client.post(`/app/${again.body.id}/api/peek`, {}, { token: owner.token })).body.value.reversed).toBe(REVERSED);
+    expect((await server.client.get(`/app/${again.body.id}/secrets`, { token: owner.token })).body.names).toEqual([]);
+    const peeked = (await server.client.post(`/app/${again.body.id}/api/peek`, {}, { token: owner.token })).body.value;
+    expect(peeked.names).not.toContain("API_KEY");
+    expect(peeked.reversed).toBeNull();
+    const left = await server.ctx.db.selectFrom("secrets").select("name").where("owner_user_id", "=", owner.id).where("manifest_id", "=", "keeper").execute();
+    expect(left).toEqual([]);
   });
 
   it("never shows a secret value in a response, a log line or an activity row", async () => {

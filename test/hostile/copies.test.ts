@@ -43,6 +43,22 @@ describeEachDialect("hostile: copies and versions", (dialect) => {
     expectError(await server.client.post(`/app/${appId}/versions/1/restore`, {}, { token: mallory.token, headers: { "if-match": '"1"' } }), 403, "forbidden");
   });
 
+  // Secrets are kept per (owner, manifest id): what a deleted app held must not pass to the next
+  // code under its name, here a stranger's, copied in by its victim.
+  it("a stranger's app copied under a deleted app's manifest id reads none of that app's secrets", async () => {
+    const deleted = (await server.client.post("/app", { module: source("wallet") }, { token: alice.token })).body.id as string;
+    expect((await server.client.put(`/app/${deleted}/secrets/API_KEY`, { value: "alice-wallet-key" }, { token: alice.token })).status).toBe(200);
+    expect((await server.client.delete(`/app/${deleted}`, { token: alice.token })).status).toBe(200);
+    const bait = (await server.client.post("/app", { module: source("wallet") }, { token: mallory.token })).body.id as string;
+    await server.client.put(`/app/${bait}/visibility`, { visibility: "public" }, { token: mallory.token });
+    await server.client.put(`/app/${bait}/remixable`, { remixable: true }, { token: mallory.token });
+    const copied = await server.client.post(`/app/${bait}/copy`, {}, { token: alice.token });
+    expect(copied.status, JSON.stringify(copied.body)).toBe(200);
+    expect(copied.body.manifestId).toBe("wallet");
+    expect((await server.client.post(`/app/${copied.body.id}/api/peek`, {}, { token: alice.token })).body.value).toEqual({ secret: null });
+    expect((await server.client.get(`/app/${copied.body.id}/secrets`, { token: alice.token })).body.names).toEqual([]);
+  });
+
   it("hostile display names become inert string literals; hostile manifest ids are refused", async () => {
     const names = ['"; globalThis.pwned = 1; "', "line\nbreak", "*/ /*", "\u2028\u2029", "${process.exit()}", "</script><script>alert(1)</script>", "\\u0022"];
     for (const [i, name] of names.entries()) {

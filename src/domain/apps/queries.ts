@@ -405,7 +405,10 @@ export async function findVersion(db: Db, appId: string, revision: number) {
 }
 
 /**
- * Removes the app and every row it owns: tokens have no foreign key, the rest cascade. Given
+ * Removes the app and every row it owns: tokens and its secrets have no foreign key, the rest
+ * cascade. Secrets belong to (owner, manifest id), the pair that names the app in its owner's
+ * account: once it is gone nothing can list or delete them, and a later app of that owner under
+ * that manifest id (another's code copied in, say) would read them as its own. Given
  * `unclaimedExpiredAt`, only an app still unclaimed and expired at that instant: the reaper's
  * choice, made before a claim may have committed. The app's row goes first, as a claim takes it
  * before the app's tokens: taken the other way round, a claim and the deletion of the same app
@@ -415,8 +418,13 @@ export async function findVersion(db: Db, appId: string, revision: number) {
 export async function deleteAppRows(db: Db, id: string, unclaimedExpiredAt?: number): Promise<boolean> {
   let app = db.deleteFrom("apps").where("id", "=", id);
   if (unclaimedExpiredAt !== undefined) app = app.where("owner_user_id", "is", null).where("expires_at", "<=", unclaimedExpiredAt);
-  const result = await app.executeTakeFirst();
-  if (result.numDeletedRows === 0n) return false;
+  const gone = await app.returning(["owner_user_id", "manifest_id"]).executeTakeFirst();
+  if (gone === undefined) return false;
   await db.deleteFrom("tokens").where("app_id", "=", id).execute();
+  if (gone.owner_user_id !== null) {
+    const { owner_user_id: owner, manifest_id: manifestId } = gone;
+    await db.deleteFrom("secrets").where("owner_user_id", "=", owner).where("manifest_id", "=", manifestId).execute();
+    await db.deleteFrom("secret_versions").where("owner_user_id", "=", owner).where("manifest_id", "=", manifestId).execute();
+  }
   return true;
 }
