@@ -34,6 +34,7 @@ import * as m031 from "./031-blob-objects.ts";
 import * as m032 from "./032-visitor-usage.ts";
 import * as m033 from "./033-key-bytes.ts";
 import * as m034 from "./034-usage-row-kept.ts";
+import * as m035 from "./035-orphan-secrets.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -76,6 +77,7 @@ const steps: Record<string, Step> = {
   "032-visitor-usage": m032,
   "033-key-bytes": m033,
   "034-usage-row-kept": m034,
+  "035-orphan-secrets": m035,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
