@@ -87,6 +87,32 @@ describeEachDialect("diagnostics: activity events and the diag ring", (dialect) 
     expect(ring.list("other")).toEqual([]);
   });
 
+  it("holds at most its total of characters across apps: the app that wrote longest ago loses its ring", () => {
+    // Each entry: 24 characters of timestamp, 1,000 of message, 6 of source.
+    const entry = (n: number) => ({ message: String(n % 10).repeat(1000), source: "app.js", line: n, col: 1, stack: "" });
+    const ring = new DiagRing(clock, 10_000);
+    for (let i = 0; i < 3; i++) ring.push("first", entry(i));
+    for (let i = 0; i < 3; i++) ring.push("second", entry(i));
+    // "first" writes again: now "second" is the one written to longest ago.
+    ring.push("first", entry(3));
+    expect(ring.chars).toBe(7 * 1030);
+    for (let i = 0; i < 3; i++) ring.push("third", entry(i));
+    expect(ring.list("second")).toEqual([]);
+    expect(ring.list("first")).toHaveLength(4);
+    expect(ring.list("third")).toHaveLength(3);
+    expect(ring.chars).toBe(7 * 1030);
+    ring.drop("first");
+    expect(ring.chars).toBe(3 * 1030);
+    // An app's own 50-entry cap frees what it pushes out; alone past the total, an app keeps its ring.
+    for (let i = 0; i < 60; i++) ring.push("third", entry(i));
+    expect(ring.list("third")).toHaveLength(50);
+    expect(ring.list("third")[0]?.line).toBe(59);
+    expect(ring.chars).toBe(50 * 1030);
+    ring.push("fourth", { ...entry(0), source: "s".repeat(10_000), stack: "x".repeat(20_000) });
+    expect(ring.list("third")).toEqual([]);
+    expect(ring.list("fourth")[0]?.source).toHaveLength(500);
+  });
+
   it("applies the spec's auth rules to diag and activity reads", async () => {
     const claimed = { id: "app-x", ownerUserId: "owner" };
     const anonymous = { id: "app-x", ownerUserId: null };
