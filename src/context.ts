@@ -198,18 +198,27 @@ export async function createContext(deps: AppDeps): Promise<Services> {
           warnings: event.warnings,
         });
       }
-      return;
     }
-    // An app's data goes with it (deleted or reaped); its own rows cascade from the apps table.
-    await pairings.forgetApp(event.appId);
-    // What its calls write: values, activity, counts, lines and failures.
-    const dropWritten = async (appId: string) => {
-      await storage.dropApp(appId);
-      await activity.dropApp(appId);
-      await callCounts.dropApp(appId);
-      diag.drop(appId);
-      logs.drop(appId);
-    };
+  });
+  // An app's data goes with it (deleted or reaped); its own rows cascade from the apps table. Each
+  // kind by a listener of its own: one that fails (reported) does not keep the others from running.
+  // Asset files first: no sweep finds them once their rows are gone.
+  apps.events.on(async (event) => {
+    if (event.type === "deleted") await assets.dropApp(event.appId);
+  });
+  apps.events.on(async (event) => {
+    if (event.type === "deleted") await pairings.forgetApp(event.appId);
+  });
+  // What its calls write: values, activity, counts, lines and failures.
+  const dropWritten = async (appId: string) => {
+    await storage.dropApp(appId);
+    await activity.dropApp(appId);
+    await callCounts.dropApp(appId);
+    diag.drop(appId);
+    logs.drop(appId);
+  };
+  apps.events.on(async (event) => {
+    if (event.type !== "deleted") return;
     await dropWritten(event.appId);
     // A call still running may write after that (write-behind commits with its answer, then its
     // outcome is recorded): that goes once its calls have settled. What a crash meanwhile, or
@@ -218,7 +227,6 @@ export async function createContext(deps: AppDeps): Promise<Services> {
       .afterCalls(event.appId)
       ?.then(() => dropWritten(event.appId))
       .catch(() => undefined);
-    await assets.dropApp(event.appId);
   });
   const runner = new AppRunner(apps, targets, operations);
   // Not awaited: the write answers while the new revision's isolate is built (AppRunner.warm).

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { lockUsageRows } from "../src/store/locks.ts";
 import { createUser, type TestUser } from "./helpers/accounts.ts";
@@ -78,6 +80,29 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
     };
     await until(async () => Object.values(await left()).every((n) => n === 0), 5_000);
     expect(await left()).toEqual({ events: 0, counters: 0, hours: 0 });
+  });
+
+  // Each kind of an app's data is dropped by a listener of its own: asset files, which no sweep
+  // finds once their rows are gone, go even when another step of the deletion fails.
+  it("drops the app's asset files even when another step of its deletion fails", async () => {
+    const created = await server.client.post("/app", { module: LATE_WRITER.replace("late-writer", "with-assets") }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const form = new FormData();
+    form.set("key", "logo.png");
+    form.set("file", new Blob([new Uint8Array(64).fill(7)], { type: "image/png" }), "logo.png");
+    expect((await fetch(`${server.url}/app/${id}/assets`, { method: "POST", body: form, headers: { authorization: `Bearer ${owner.token}` } })).status).toBe(201);
+    const files = join(server.config.dataDir, "blobs", "assets", id);
+    expect(readdirSync(files)).toHaveLength(1);
+    const { pairings } = server.ctx;
+    const forget = pairings.forgetApp.bind(pairings);
+    pairings.forgetApp = () => Promise.reject(new Error("the store refused, as a test"));
+    try {
+      expect((await server.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+    } finally {
+      pairings.forgetApp = forget;
+    }
+    expect(existsSync(files) ? readdirSync(files) : []).toEqual([]);
   });
 
   // What a crash between a late write and its removal leaves: values whose app is gone.
