@@ -33,6 +33,9 @@ export function appAjv(validateSchema: boolean): Ajv2020 {
     allErrors: false,
     validateSchema,
     addUsedSchema: false,
+    // A key is present when the value has it, not its prototype: {} has no "toString" to check,
+    // and "__proto__" required is not met by every object.
+    ownProperties: true,
     logger: false,
     code: { source: true, optimize: false, regExp: Object.assign(schemaRuntime.re2, { code: `require(${JSON.stringify(RUNTIME_MODULE)}).re2` }) },
   });
@@ -76,7 +79,9 @@ export function checkValue(validate: ValidateFunction, value: unknown): CheckRes
   try {
     return metered(VALIDATION_BUDGET, () => validate(value)) ? { ok: true } : { ok: false, errors: validate.errors ?? [] };
   } catch (error) {
-    if (error instanceof BudgetExceeded) return { ok: false, tooCostly: true };
+    // A schema whose references recurse past the stack before the budget runs out (one the
+    // write-time check missed) costs too much too; the thread's stack is whole again here.
+    if (error instanceof BudgetExceeded || error instanceof RangeError) return { ok: false, tooCostly: true };
     throw error;
   }
 }

@@ -162,7 +162,11 @@ function resolve(ref: string, anchors: Map<string, string>): string {
       throw new SchemaCostError(`${JSON.stringify(ref)} is not a valid reference`);
     }
   }
-  return anchors.get(ref.slice(1)) ?? ref;
+  const anchored = anchors.get(ref.slice(1));
+  // Unresolved here, ajv would look the name up again at each validation ($dynamicRef falls back
+  // to the root): a loop this check would never see.
+  if (anchored === undefined) throw new SchemaCostError(`${JSON.stringify(ref)} names no anchor in the schema`);
+  return anchored;
 }
 
 function escape(key: string): string {

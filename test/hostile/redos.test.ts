@@ -60,6 +60,9 @@ describe("hostile: patterns built to backtrack", () => {
       ["backreference", { type: "string", pattern: "^(a+)\\1$" }],
       ["lookahead", { type: "string", pattern: "^(?=a)a+$" }],
       ["a self-referencing $ref", { $defs: { x: { $ref: "#/$defs/x" } }, $ref: "#/$defs/x" }],
+      // ajv falls back to the root for a dynamic anchor no node names: a loop at every call.
+      ["a $dynamicRef to no anchor", { $dynamicRef: "#x" }],
+      ["a $ref to no anchor", { $ref: "#nowhere" }],
       ["a remote $ref", { $ref: "https://example.com/schema.json" }],
       ["300 nested objects", nested(300)],
     ];
