@@ -125,6 +125,9 @@ describeEachDialect("apps: source reads, PUT and PATCH", (dialect) => {
     expectError(staleBody, 412, "revision_mismatch");
     expect(staleBody.headers.get("etag")).toBe('"2"');
     expectError(await patch(app.id, app.token, { ...edit, expected_revision: "2" }), 400, "invalid_request");
+    // 1e400 parses to Infinity, no revision at all: refused as such, not as a stale one (412).
+    const infinite = JSON.stringify({ ...edit, expected_revision: 0 }).replace('"expected_revision":0', '"expected_revision":1e400');
+    expectError(await server.client.patch(`/app/${app.id}/source`, undefined, { token: app.token, raw: infinite, headers: { "content-type": "application/json" } }), 400, "invalid_request");
   });
 
   it("PATCH edits: not found, not unique, atomic batch, in-order application, buckets, strict body, size cap", async () => {

@@ -94,6 +94,26 @@ describeEachDialect("diag, load-error and feedback reports", (dialect) => {
     expect(activity.body.value.items[0]).toMatchObject({ kind: "diag_report", revision: 1, data: { type: "csp", directive: "img-src" } });
   });
 
+  // JSON's 1e400 parses to Infinity: refused where it is a field of ours, read as no position in
+  // the browsers' formats; either way the diag read that follows still answers.
+  it("takes no line or column past what a source could have, and the diag read still answers", async () => {
+    const { id, token, render } = await unclaimed();
+    for (const raw of ['{"message":"m","line":1e400}', '{"message":"m","col":1e400}', '{"message":"m","line":-1}']) {
+      expectError(await server.client.post(`/app/${id}/diag/report`, undefined, { token: render, raw, headers: { "content-type": "application/json" } }), 400, "invalid_request");
+    }
+    const csp = [
+      ['{"csp-report":{"effective-directive":"img-src","line-number":1e400,"column-number":"1e999"}}', "application/csp-report"],
+      ['[{"type":"csp-violation","body":{"effectiveDirective":"font-src","lineNumber":1e999,"columnNumber":-4}}]', "application/reports+json"],
+    ];
+    for (const [raw, type] of csp) expect((await server.client.post(`/app/${id}/diag/report?t=${render}`, undefined, { raw, headers: { "content-type": type } })).status).toBe(200);
+    const diag = await server.client.get(`/app/${id}/diag`, { token });
+    expect(diag.status, diag.text).toBe(200);
+    expect(diag.body.value.entries.map((e: { line: number; col: number }) => [e.line, e.col])).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
+  });
+
   it("GET /app/{id}/activity: app token or owner user token only; validates kinds, since and limit", async () => {
     const { id, token, render } = await unclaimed();
     await server.client.post(`/app/${id}/diag/report`, { message: "boom" }, { token: render });

@@ -46,8 +46,9 @@ export class DiagRing {
       ts: entry.ts ?? iso(this.clock.now()),
       message: entry.message.slice(0, MESSAGE_CAP),
       source: entry.source.slice(0, SOURCE_CAP),
-      line: entry.line,
-      col: entry.col,
+      // The spec's integers: whatever a report carried that is none (Infinity) would fail every read.
+      line: position(entry.line),
+      col: position(entry.col),
       stack: entry.stack.slice(0, STACK_CAP),
     };
     ring.list.unshift(kept);
@@ -108,4 +109,8 @@ export class DiagRing {
 
 function charsOf(entry: DiagEntry): number {
   return entry.ts.length + entry.message.length + entry.source.length + entry.stack.length;
+}
+
+function position(n: number): number {
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }

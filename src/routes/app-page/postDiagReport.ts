@@ -17,8 +17,9 @@ const JsError = Type.Object(
   {
     message: Type.String(),
     source: Type.Optional(Type.String()),
-    line: Type.Optional(Type.Integer({ minimum: 0 })),
-    col: Type.Optional(Type.Integer({ minimum: 0 })),
+    // Bounded: JSON's 1e400 parses to Infinity, which a bare integer check lets through.
+    line: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    col: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
     stack: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
@@ -95,11 +96,17 @@ function violation(report: Record<string, unknown>, format: string): Entry {
   return {
     message: `CSP blocked ${blocked === "" ? "a resource" : blocked} (${directive})`,
     source: field("source-file", "sourceFile", "document-uri", "documentURL").replace(/\?.*$/, ""),
-    line: Number(field("line-number", "lineNumber")) || 0,
-    col: Number(field("column-number", "columnNumber")) || 0,
+    line: position(field("line-number", "lineNumber")),
+    col: position(field("column-number", "columnNumber")),
     stack: "",
     data: { type: "csp", format, directive, blocked },
   };
+}
+
+/** A line or column as the browser sent it, or 0 when it is none a source could have ("1e400"). */
+function position(text: string): number {
+  const n = Number(text);
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
 async function recordEntry(ctx: Services, app: AppRecord, entry: Entry): Promise<void> {

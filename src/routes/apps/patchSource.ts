@@ -29,7 +29,7 @@ export default function patchSource(app: App, ctx: Services): void {
         body: Type.Object(
           {
             edits: Type.Array(Edit, { minItems: 1 }),
-            expected_revision: Type.Optional(Type.Integer({ minimum: 0, description: "alternative to If-Match" })),
+            expected_revision: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "alternative to If-Match" })),
           },
           { additionalProperties: false },
         ),

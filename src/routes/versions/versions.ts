@@ -106,7 +106,7 @@ export default function versionRoutes(app: App, ctx: Services): void {
         body: Type.Optional(
           Type.Object(
             {
-              expected_revision: Type.Optional(Type.Integer({ minimum: 0, description: "alternative to If-Match" })),
+              expected_revision: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "alternative to If-Match" })),
               force: Type.Optional(Type.Boolean({ description: "restore even though routines or webhooks call operations the revision lacks" })),
               snapshot: Type.Optional(Type.String({ maxLength: 100, description: "a snapshot id: its KV values and blobs come back with the code, in one transaction" })),
               dry_run: Type.Optional(Type.Boolean({ description: "with snapshot: answer what would change in the data, and change nothing" })),
