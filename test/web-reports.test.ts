@@ -101,7 +101,7 @@ describeEachDialect("diag, load-error and feedback reports", (dialect) => {
     for (const raw of ['{"message":"m","line":1e400}', '{"message":"m","col":1e400}', '{"message":"m","line":-1}']) {
       expectError(await server.client.post(`/app/${id}/diag/report`, undefined, { token: render, raw, headers: { "content-type": "application/json" } }), 400, "invalid_request");
     }
-    const csp = [
+    const csp: [string, string][] = [
       ['{"csp-report":{"effective-directive":"img-src","line-number":1e400,"column-number":"1e999"}}', "application/csp-report"],
       ['[{"type":"csp-violation","body":{"effectiveDirective":"font-src","lineNumber":1e999,"columnNumber":-4}}]', "application/reports+json"],
     ];
