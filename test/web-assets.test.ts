@@ -79,6 +79,16 @@ describeEachDialect("assets", (dialect) => {
     expectError(await upload(id, null, png(10), { token }), 400, "invalid_request");
     expectError(await upload(id, "no-file", null, { token }), 400, "invalid_request");
     expectError(await server.client.post(`/app/${id}/assets`, { key: "x" }, { token }), 400, "invalid_request");
+    // Bodies busboy cannot read: no boundary, a file part cut off, one field past the limit then a file.
+    const file = 'Content-Disposition: form-data; name="file"; filename="x"\r\nContent-Type: text/plain\r\n\r\n';
+    const malformed: [string, string][] = [
+      ["multipart/form-data", "xx"],
+      ["multipart/form-data; boundary=abc", `--abc\r\nContent-Disposition: form-data; name="key"\r\n\r\nc.txt\r\n--abc\r\n${file}hello`],
+      ["multipart/form-data; boundary=abc", `${["key", "a", "b", "c", "d"].map((name) => `--abc\r\nContent-Disposition: form-data; name="${name}"\r\n\r\nv\r\n`).join("")}--abc\r\n${file}hello\r\n--abc--\r\n`],
+    ];
+    for (const [type, raw] of malformed) {
+      expectError(await server.client.post(`/app/${id}/assets`, undefined, { token, raw, headers: { "content-type": type } }), 400, "invalid_request");
+    }
     const big = expectError(await upload(id, "big.png", png(ASSET_MAX_BYTES + 1), { token }), 413, "asset_too_large");
     expect(big.recovery).toMatchObject({ kind: "shrink", field: "asset", cap_bytes: ASSET_MAX_BYTES });
   });

@@ -23,8 +23,10 @@ export async function readUpload(request: FastifyRequest, tooLarge: (declared: n
     }
   } catch (error) {
     if ((error as { code?: string }).code === "FST_REQ_FILE_TOO_LARGE") tooLarge(Number(request.headers["content-length"] ?? Number.MAX_SAFE_INTEGER));
-    if ((error as { statusCode?: number }).statusCode !== undefined) throw apiError("invalid_request", `the multipart body is malformed: ${(error as Error).message}`);
-    throw error;
+    // Everything read here is the sender's body: busboy's refusals (no boundary, a part cut
+    // off, a field past the limit then a file: the stream's premature close) carry no status,
+    // and are the body's fault all the same.
+    throw apiError("invalid_request", `the multipart body is malformed: ${error instanceof Error ? error.message : String(error)}`);
   }
   return out;
 }
