@@ -156,6 +156,11 @@ describeEachDialect("apps: claim, canonical URLs and listing", (dialect) => {
     expectError(await server.client.get("/app", { token: app.token }), 401, "unauthorized");
     for (const limit of ["0", "101", "abc", "1.5", "-1"]) expectError(await server.client.get(`/app?limit=${limit}`, { token: user.token }), 400, "invalid_request");
     expectError(await server.client.get("/app?cursor=bogus", { token: user.token }), 400, "invalid_request");
+    // Well-formed but not issued here: an id that is no uuid (a NUL in it made PostgreSQL answer 500).
+    for (const id of ["a\u0000", "x"]) {
+      const forged = Buffer.from(JSON.stringify([1, id]), "utf8").toString("base64url");
+      expectError(await server.client.get(`/app?cursor=${forged}`, { token: user.token }), 400, "invalid_request");
+    }
     expectError(await server.client.get("/app?sort=name", { token: user.token }), 400, "invalid_request");
     expect((await server.client.get("/app?limit=1", { token: user.token })).status).toBe(200);
     expect((await server.client.get("/app?limit=100", { token: user.token })).status).toBe(200);

@@ -233,6 +233,9 @@ describeEachDialect("webhooks API and delivery", (dialect) => {
     expect(stored).not.toContain(hook.secret.slice(9));
     expectError(await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries`, { token: owner.token }), 404, "not_found");
     expectError(await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries?limit=0`, { token: user.token }), 400, "invalid_request");
+    // A leap second passes the date-time format and no Date reads it (PostgreSQL answered 500, SQLite an empty page).
+    expectError(await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries?before=2099-12-31T23:59:60Z`, { token: user.token }), 400, "invalid_request");
+    expect((await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries?before=2099-12-31T23:59:59Z`, { token: user.token })).body.deliveries).toHaveLength(2);
   });
 
   it("a delivery that meets the app's concurrent-run ceiling waits for a slot and is recorded as deferred", async () => {

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
+import { UUID } from "../ids.ts";
 import { widest, type AppRole } from "../access/access.ts";
 import { listedPage, type AppRecord } from "./queries.ts";
 
@@ -46,7 +47,8 @@ function encodeCursor(createdAt: number, id: string): string {
 function decodeCursor(cursor: string): { createdAt: number; id: string } {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === "string") {
+    // The id as issued (a uuid): anything else, a NUL say, is no cursor of ours, and PostgreSQL refuses a NUL outright.
+    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === "string" && UUID.test(value[1])) {
       return { createdAt: value[0] as number, id: value[1] };
     }
   } catch {

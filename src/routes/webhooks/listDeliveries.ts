@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { DELIVERIES_PAGE_DEFAULT, DELIVERIES_PAGE_MAX } from "../../domain/webhooks/deliveries.ts";
+import { apiError } from "../../errors/index.ts";
 import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -25,9 +26,12 @@ export default function listDeliveries(app: App, ctx: Services): void {
     async (request) => {
       const user = await requireUser(ctx, request);
       const { limit, before } = request.query;
+      // The format admits times Date cannot read (a leap second, 23:59:60): NaN would reach the query.
+      const at = before === undefined ? undefined : Date.parse(before);
+      if (at !== undefined && !Number.isFinite(at)) throw apiError("invalid_request", `before: ${JSON.stringify(before)} is not a time this server can read; send the ts of a record`);
       const deliveries = await ctx.webhooks.deliveries(user.userId, request.params.id, {
         ...(limit === undefined ? {} : { limit }),
-        ...(before === undefined ? {} : { before: Date.parse(before) }),
+        ...(at === undefined ? {} : { before: at }),
       });
       return { ok: true as const, deliveries };
     },
