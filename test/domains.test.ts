@@ -90,7 +90,7 @@ describeEachDialect("custom domains (DECISIONS §12)", (dialect) => {
 
   it("refusals: exact status and kind for every bad input, a plan without the feature, a DNS that times out or fails", async () => {
     const add = (hostname: string, token = owner.token) => server.client.post(path(), { hostname }, { token });
-    for (const bad of ["localhost", "app.localhost", "127.0.0.1", "1.2.3", "[::1]", "::1", "example", "-bad.example.com", "a..b.com", "x.com:8080", "https://x.com", new URL(server.config.baseUrl).hostname, `sub.${new URL(server.config.baseUrl).hostname}`, "a".repeat(64) + ".com"]) {
+    for (const bad of ["localhost", "app.localhost", "127.0.0.1", "1.2.3", "[::1]", "::1", "example", "-bad.example.com", "a..b.com", "x.com:8080", "https://x.com", "a.com#x", "a.com?x", "a.com\\b", "%61.com", "a .com", new URL(server.config.baseUrl).hostname, `sub.${new URL(server.config.baseUrl).hostname}`, "a".repeat(64) + ".com"]) {
       const res = await add(bad);
       expect([res.status, res.body.error?.kind], bad).toEqual([400, "invalid_domain"]);
     }

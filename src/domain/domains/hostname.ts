@@ -16,6 +16,9 @@ export function normaliseHostname(raw: string, serviceHost: string): string {
   if (trimmed.includes(":") || trimmed.includes("/") || trimmed.includes("@") || ipaddr.isValid(trimmed) || /^\[.*\]$/.test(trimmed)) {
     throw apiError("invalid_domain", "a custom domain is a DNS name, not an address, a port or a URL");
   }
+  // The URL host parser below stops at these or decodes them ("a.com#x" and "%61.com" read as
+  // a.com): a name that holds one is refused, not cut to another name.
+  if (/[#?\\%\s]/.test(trimmed)) throw apiError("invalid_domain", `${JSON.stringify(trimmed)} is not a DNS name: it holds a character no name has`);
   const ascii = domainToASCII(trimmed.toLowerCase());
   if (ascii === "" || ascii.length > 253) throw apiError("invalid_domain", `${trimmed} is not a valid DNS name`);
   const labels = ascii.split(".");
