@@ -38,6 +38,25 @@ describe("pages: every form refuses a cross-origin post", () => {
     expect((await server.ctx.apps.get(appId))?.visibility).toBe("private");
   });
 
+  it("bad values in a form are refused: a restore's revision that is no number (400), an operation's input nested past the API's bound", async () => {
+    const post = async (path: string, body: string) => {
+      const res = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { cookie: user.cookie, origin: server.url, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        body,
+      });
+      const text = await res.text();
+      return [res.status, text.startsWith("{") ? (JSON.parse(text) as { error?: { kind: string } }).error?.kind : text] as const;
+    };
+    // It was read as NaN and answered 412 invalid_if_match, though no If-Match was sent.
+    for (const expected of ["abc", "", "1e3", "-1"]) expect(await post(`/apps/${appId}/versions/1/restore`, `expected=${expected}`), expected).toEqual([400, "invalid_request"]);
+    // The operations page shows a call's refusal in the page: here the API's, before the op runs.
+    const deep = "[".repeat(100) + "]".repeat(100);
+    const [status, page] = await post(`/apps/${appId}/operations/hello`, `input=${encodeURIComponent(deep)}`);
+    expect(status).toBe(200);
+    expect(page).toContain("nests objects and arrays deeper than 64 levels");
+  });
+
   it("no console page carries a token: only the one-time reveals do", async () => {
     // The person has tokens, an app token exists, a webhook has a secret: none of them may show.
     await server.client.post("/app", { module: moduleSource(manifestOf("anon-one")) });

@@ -7,6 +7,7 @@ import { can, VISIBILITIES, type Visibility } from "../../domain/access/access.t
 import { iso } from "../../config/clock.ts";
 import { visibleOperations } from "../../domain/access/operations-view.ts";
 import { operationCaller } from "../../domain/operations/caller.ts";
+import { nestingError } from "../../http/json-body.ts";
 import type { App } from "../../http/types.ts";
 import { appOverviewBody } from "../../web/pages/console/front.ts";
 import { versionsTab, operationsTab, settingsSection, sourceTab, type OperationCall, storageMeter } from "../../web/pages/console/tabs.ts";
@@ -112,7 +113,7 @@ export default function appTabs(app: App, ctx: Services): void {
   });
   app.post(
     "/apps/:id/versions/:item/restore",
-    { schema: { ...summary("restore a version"), params: ItemParams, body: Type.Object({ expected: Type.String({ maxLength: 20 }) }, { additionalProperties: false }) } },
+    { schema: { ...summary("restore a version"), params: ItemParams, body: Type.Object({ expected: Type.String({ pattern: "^[0-9]{1,15}$" }) }, { additionalProperties: false }) } },
     async (request, reply) => {
       const o = await open(request, request.params.id, reply);
       if (o === null) return reply;
@@ -128,6 +129,9 @@ export default function appTabs(app: App, ctx: Services): void {
 /** The operation form's JSON text as an input: empty is `{}`; anything else must parse. */
 function parseInput(text: string): unknown {
   if (text.trim() === "") return {};
+  // As deep as the API takes it (json-depth.ts), whichever door the input comes through.
+  const refused = nestingError(text, "the input");
+  if (refused !== null) throw refused;
   try {
     return JSON.parse(text) as unknown;
   } catch {
