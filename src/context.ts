@@ -209,6 +209,10 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   apps.events.on(async (event) => {
     if (event.type === "deleted") await pairings.forgetApp(event.appId);
   });
+  // Its open event streams end, on every instance.
+  apps.events.on((event) => {
+    if (event.type === "deleted") live.deleted(event.appId);
+  });
   // What its calls write: values, activity, counts, lines and failures.
   const dropWritten = async (appId: string) => {
     await storage.dropApp(appId);

@@ -58,6 +58,24 @@ export default { async fetch() { return Response.json({ ok: true, value: "hi" })
     expect((await within(1000, callOnB, (res) => res.status === 200)).value.body).toEqual({ ok: true, value: "hi" });
   });
 
+  it("an app deleted through A: B ends its open stream within 1 s, as app_not_found", async () => {
+    const created = await a.client.post("/app", { module: MODULE.replace('"spread"', '"short-lived"') }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const render = (await b.ctx.renderTokens.mintQuery(id, owner.id)).token;
+    const stream = await EventReader.open(`${b.url}/app/${id}/events?t=${render}`);
+    try {
+      await stream.next((e) => e.event === "hello");
+      const at = performance.now();
+      expect((await a.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+      const ended = await stream.next((e) => e.event === "error");
+      expect(ended.data).toMatchObject({ ok: false, error: { kind: "app_not_found" } });
+      expect(ended.at - at).toBeLessThan(1000);
+    } finally {
+      await stream.close();
+    }
+  });
+
   it("an account suspended through A: B refuses its cached token within 1 s; lifted, B takes it again", async () => {
     expect((await a.client.post(`/api/v1/admin/users/${owner.handle}/suspend`, { reason: "spam" }, { token: operator.token })).status).toBe(200);
     expectError((await within(1000, callOnB, (res) => res.status !== 200)).value, 401, "unauthorized");

@@ -1,7 +1,7 @@
 import { KeyedListeners } from "./keyed-listeners.ts";
 
 /** What `GET /app/{id}/events` streams besides `hello` and pings (DECISIONS §5). */
-export type LiveEvent = { type: "revision"; revision: number } | { type: "data"; keys: string[] } | { type: "suspended" } | { type: "domains" };
+export type LiveEvent = { type: "revision"; revision: number } | { type: "data"; keys: string[] } | { type: "suspended" } | { type: "deleted" } | { type: "domains" };
 
 /** The bus key custom-domain changes travel under (no app id looks like it): each instance's host map reloads. */
 export const DOMAINS_KEY = "~domains";
@@ -57,6 +57,11 @@ export class LiveEvents {
   /** An operator suspended the app (or its owner): its open streams end, on every instance. */
   suspended(appId: string): void {
     this.publish(appId, { type: "suspended" });
+  }
+
+  /** The app was deleted (or reaped): its open streams end, on every instance. */
+  deleted(appId: string): void {
+    this.publish(appId, { type: "deleted" });
   }
 
   /** A custom domain was added, changed state or went away: every instance's host map reloads. */

@@ -49,6 +49,7 @@ export default function getEvents(app: App, ctx: Services): void {
       const unsubscribe = ctx.live.subscribe(record.id, (event: LiveEvent) => {
         if (event.type === "revision") events.send("revision", { revision: event.revision });
         else if (event.type === "data") events.send("data", { keys: event.keys });
+        else if (event.type === "deleted") events.end("error", { ok: false, error: { kind: "app_not_found", message: "this app was deleted" } });
         else events.end("error", { ok: false, error: { kind: "forbidden", message: SUSPENDED_MESSAGE } });
       });
       events.onClose(unsubscribe);
