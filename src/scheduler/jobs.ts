@@ -19,6 +19,7 @@ export interface JobDeps {
   snapshots: { sweepValues(): Promise<unknown> };
   auditLog: Sweeps;
   abuseReports: Sweeps;
+  mailer: Sweeps;
   oauth: { grants: Sweeps };
   domains: { recheck(): Promise<unknown> };
   visitors: Sweeps;
@@ -35,7 +36,7 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
  * delivery bodies 30 days, records 90 days; render tokens once expired; snapshot values no
  * snapshot refers to, such as those of deleted apps; values an op wrote after its app was deleted;
- * the audit log and abuse reports a year; the authorization server's codes, tokens and grants once
+ * the audit log and abuse reports a year; the outbox's messages 30 days; the authorization server's codes, tokens and grants once
  * expired; custom domains' visitors' stores idle a year; with S3, every 5 minutes, blob objects
  * nothing refers to, 10 minutes after their last touch).
  */
@@ -49,6 +50,7 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "audit-sweep", everyMs: HOUR, run: () => ctx.auditLog.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "abuse-report-sweep", everyMs: HOUR, run: () => ctx.abuseReports.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "outbox-sweep", everyMs: HOUR, run: () => ctx.mailer.sweep().then(() => undefined) });
   // Each run looks again at the custom domains not looked at for 6 hours (DECISIONS §12).
   ctx.scheduler.add({ name: "domain-recheck", everyMs: HOUR, run: () => ctx.domains.recheck().then(() => undefined) });
   ctx.scheduler.add({ name: "visitor-store-sweep", everyMs: HOUR, run: () => ctx.visitors.sweep().then(() => undefined) });

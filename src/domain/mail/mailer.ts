@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Transporter } from "nodemailer";
 import type { Logger } from "pino";
-import type { Clock } from "../../config/clock.ts";
+import { DAY, type Clock } from "../../config/clock.ts";
 import type { Database } from "../../store/schema/index.ts";
 
 export interface Mail {
@@ -13,10 +13,18 @@ export interface Mail {
 }
 
 /**
+ * How long a message stays in the outbox. Its rows carry what was mailed (links that sign in or
+ * verify, the text of feedback an owner quoted in a reply) and belong to no app or account that
+ * would take them when it goes: past this they are swept. An operator without SMTP reads the
+ * outbox for a message in its first days; every link in one has expired long before.
+ */
+export const OUTBOX_RETENTION_MS = 30 * DAY;
+
+/**
  * Outgoing mail (ARCHITECTURE: email). Every message becomes an outbox row first, so nothing sent
  * is lost and an operator without SMTP can read the outbox. With `SMTP_URL` set, nodemailer sends
  * each row as soon as it is written and marks it sent, or records why not; the caller never
- * waits on the mail server.
+ * waits on the mail server. Rows go after OUTBOX_RETENTION_MS (`sweep`).
  */
 export class Mailer {
   /** Made on start when `SMTP_URL` is set; nodemailer is imported only then (~60 ms of a start). */
@@ -46,6 +54,12 @@ export class Mailer {
       this.sending.add(delivery);
     }
     return id;
+  }
+
+  /** Retention sweep for the scheduler: messages written more than OUTBOX_RETENTION_MS ago. */
+  async sweep(): Promise<number> {
+    const result = await this.db.deleteFrom("outbox").where("created_at", "<", this.clock.now() - OUTBOX_RETENTION_MS).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** The newest messages to an address, newest first (tests and the operator read mail here). */

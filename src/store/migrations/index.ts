@@ -35,6 +35,7 @@ import * as m032 from "./032-visitor-usage.ts";
 import * as m033 from "./033-key-bytes.ts";
 import * as m034 from "./034-usage-row-kept.ts";
 import * as m035 from "./035-orphan-secrets.ts";
+import * as m036 from "./036-outbox-created.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -78,6 +79,7 @@ const steps: Record<string, Step> = {
   "033-key-bytes": m033,
   "034-usage-row-kept": m034,
   "035-orphan-secrets": m035,
+  "036-outbox-created": m036,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
