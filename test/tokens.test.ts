@@ -117,6 +117,21 @@ describeEachDialect("user tokens", (dialect) => {
     expect(res.status).toBe(401);
     expect(res.body.error.kind).toBe("sign_in_required");
   });
+
+  // An anonymous create whose build never published issued its token for an app that never was.
+  it("the sweep removes expired app tokens whose app was never made, and keeps a live app's", async () => {
+    const { tokens, db } = server.ctx;
+    const clock = server.clock as ManualClock;
+    const live = (await server.client.post("/app", { module: `export const manifest = { id: "token-keeper", routes: { hi: {} } };\nexport default { async fetch() { return Response.json({ ok: true, value: 1 }); } };` })).body.id as string;
+    const never = "00000000-0000-4000-8000-0000000000aa";
+    await tokens.issue("app", { appId: never, ttlMs: 7 * DAY });
+    const appTokens = async (appId: string) => (await db.selectFrom("tokens").select("id").where("kind", "=", "app").where("app_id", "=", appId).execute()).length;
+    expect(await tokens.sweep()).toBe(0);
+    clock.advance(8 * DAY + 1);
+    expect(await tokens.sweep()).toBe(1);
+    expect(await appTokens(never)).toBe(0);
+    expect(await appTokens(live)).toBe(1);
+  });
 });
 
 it("refuses a malformed token without touching the database", async () => {

@@ -170,6 +170,21 @@ export class Tokens {
     }));
   }
 
+  /**
+   * Retention sweep for the scheduler: app tokens expired more than a day ago whose app does not
+   * exist, those of an anonymous create whose build never published (the app's row is made only
+   * then). A deleted app's go with its row; a live app's expired ones still answer token_expired.
+   */
+  async sweep(): Promise<number> {
+    const result = await this.db
+      .deleteFrom("tokens")
+      .where("kind", "=", "app")
+      .where("expires_at", "<", this.clock.now() - DAY)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "tokens.app_id"))))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   /** Revokes one of the user's tokens at once; 404 when the user has no such live token. */
   async revokeUserToken(userId: string, tokenId: string, audit?: AuditContext): Promise<void> {
     const now = this.clock.now();
