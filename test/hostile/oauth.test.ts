@@ -82,6 +82,16 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
     expect([secret.status, secret.body.error]).toEqual([400, "invalid_client_metadata"]);
   });
 
+  it("a path under /oauth/ that is no endpoint answers the service's 404 envelope, not the library's bare text", async () => {
+    for (const path of ["/oauth/nope", "/oauth/registerx", "/oauth/consentx/1"]) {
+      const res = await fetch(`${base}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { error: { kind: string } }).error.kind, path).toBe("not_found");
+    }
+    // The endpoints themselves, and the paths under them, still reach the library.
+    expect((await fetch(`${base}/oauth/jwks`)).status).toBe(200);
+  });
+
   it("a redirect URI that was not registered is refused without redirecting anywhere", async () => {
     const { challenge } = pkce();
     const res = await authorize(base, person.cookie, { response_type: "code", client_id: clientId, redirect_uri: "https://evil.example/steal", code_challenge: challenge, code_challenge_method: "S256", scope: "mcp" });

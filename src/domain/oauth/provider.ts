@@ -7,6 +7,19 @@ import { PublicFetchError, publicFetch, type PublicFetchOptions } from "../../li
 import type { Database } from "../../store/index.ts";
 import { OauthRecords } from "./records.ts";
 
+/** Where the library serves its endpoints; any other path under /oauth/ is not one of them. */
+export const OAUTH_ROUTES = {
+  authorization: "/oauth/authorize",
+  token: "/oauth/token",
+  registration: "/oauth/register",
+  revocation: "/oauth/revoke",
+  jwks: "/oauth/jwks",
+  end_session: "/oauth/session/end",
+  introspection: "/oauth/introspect",
+  userinfo: "/oauth/userinfo",
+  pushed_authorization_request: "/oauth/par",
+} as const;
+
 /** DECISIONS §17: an access token lives an hour, a refresh token 30 days, a code 60 s. */
 export const ACCESS_TOKEN_TTL_S = HOUR / 1000;
 export const REFRESH_TOKEN_TTL_S = (30 * DAY) / 1000;
@@ -138,17 +151,7 @@ export async function createOauthProvider(deps: OauthProviderDeps): Promise<Prov
     },
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     interactions: { url: (_ctx, interaction) => `/oauth/consent/${interaction.uid}` },
-    routes: {
-      authorization: "/oauth/authorize",
-      token: "/oauth/token",
-      registration: "/oauth/register",
-      revocation: "/oauth/revoke",
-      jwks: "/oauth/jwks",
-      end_session: "/oauth/session/end",
-      introspection: "/oauth/introspect",
-      userinfo: "/oauth/userinfo",
-      pushed_authorization_request: "/oauth/par",
-    },
+    routes: OAUTH_ROUTES,
     features: {
       devInteractions: { enabled: false },
       userinfo: { enabled: false },

@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
+import { apiError } from "../../errors/index.ts";
+import { OAUTH_ROUTES } from "../../domain/oauth/provider.ts";
 import { networkOf } from "../../http/rate-limit/network.ts";
 import type { BucketRule } from "../../lib/rate-limit.ts";
 
@@ -46,6 +48,8 @@ export default function oauthProtocolRoutes(app: App, ctx: Services): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
     const pass = async (request: { raw: IncomingMessage; method: string; url: string; ip: string }, reply: { hijack(): void; raw: ServerResponse }) => {
+      // The library answers a path of no endpoint of its own with a bare text 404.
+      if (!servedByLibrary(request.url)) throw apiError("not_found", `no such OAuth endpoint: ${request.url.split("?")[0] ?? ""}`);
       if (limited(ctx, request, reply.raw)) {
         reply.hijack();
         return;
@@ -67,4 +71,14 @@ export default function oauthProtocolRoutes(app: App, ctx: Services): void {
     scope.route({ method: ["GET", "POST", "OPTIONS"], url: "/oauth/*", ...hidden, handler: pass });
     done();
   });
+}
+
+/** The library's endpoints, and the paths under them (a resumed authorization: /oauth/authorize/:uid). */
+const LIBRARY_PATHS = Object.values(OAUTH_ROUTES);
+
+function servedByLibrary(url: string): boolean {
+  // As the library matches them: /oauth/Register is its registration endpoint too.
+  const path = (url.split("?")[0] ?? "").toLowerCase();
+  if (!path.startsWith("/oauth/")) return true;
+  return LIBRARY_PATHS.some((route) => path === route || path.startsWith(`${route}/`));
 }
