@@ -53,14 +53,15 @@ export const DEFAULT_TUNING: ExecutorTuning = {
   callsToGraduate: 3,
   convictionWindowMs: 60 * 60_000,
   quarantineMs: 5 * 60_000,
-  // A small app's isolate holds ~2.1 MiB of a process's RSS (the bench's Zipf row): two lane
-  // processes at 240, a fresh one at 60 and two idle ones keep the executors near 1.4 GiB, within
-  // the 1.5 GiB the issue sets for 5,000 apps (at 300 each they reached 1.9–2.0 GiB).
-  maxIsolatesPerProcess: 240,
+  // A small app's isolate holds 2.1–2.8 MiB of a process's RSS (the bench's Zipf row; more in a
+  // process that has run many calls before): two lane processes at 220, a fresh one at 40 and two
+  // idle ones keep the executors under the 1.5 GiB the issue sets for 5,000 apps (at 300 each
+  // they reached 1.9–2.0 GiB; at 240 and 60, 1.49 GiB in a full bench run).
+  maxIsolatesPerProcess: 220,
   // A fresh process's isolate serves its revision's first calls only, and is dropped when they
   // graduate; what it keeps is code still proving itself. At the lanes' count its process filled
   // with one-call apps of the long tail, a third of the executors' RSS.
-  maxIsolatesPerFreshProcess: 60,
+  maxIsolatesPerFreshProcess: 40,
   isolateIdleMs: 10 * 60_000,
   // An eviction holds its process ~0.5–1 ms here, and every call there waits: a tick that evicted
   // 25 at once stalled a call 10–22 ms. Two a tick (8 a second) spread them out.
