@@ -44,15 +44,21 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
     while (!(await check()) && Date.now() - started < ms) await new Promise((resolve) => setImmediate(resolve));
   };
 
-  // The op's late write lands after the deletion removed its app's values; they go again once
-  // the app's calls have ended (Invocations.afterCalls).
-  it("leaves none of the app's values behind once its op running at the deletion has answered", async () => {
-    const created = await server.client.post("/app", { module: LATE_WRITER }, { token: owner.token });
+  /** Creates an app of `module`, starts its op `go`, and deletes the app once the op has written its first value. */
+  const deleteWhileRunning = async (module: string) => {
+    const created = await server.client.post("/app", { module }, { token: owner.token });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
     const call = server.client.post(`/app/${id}/api/go`, {}, { token: owner.token });
     while ((await rowsOf(id)).kv === 0) await new Promise((resolve) => setImmediate(resolve));
     expect((await server.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+    return { id, call };
+  };
+
+  // The op's late write lands after the deletion removed its app's values; they go again once
+  // the app's calls have ended (Invocations.afterCalls).
+  it("leaves none of the app's values behind once its op running at the deletion has answered", async () => {
+    const { id, call } = await deleteWhileRunning(LATE_WRITER);
     expect(await rowsOf(id)).toEqual({ kv: 0, usage: 0 });
     const answered = await call;
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
@@ -62,12 +68,7 @@ describeEachDialect("deleting an app while its op writes", (dialect) => {
 
   // Its outcome is recorded once the executor answered: the rows go once the call has settled.
   it("leaves none of the app's activity or call counts behind once its op running at the deletion has failed", async () => {
-    const created = await server.client.post("/app", { module: LATE_FAILER }, { token: owner.token });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
-    const call = server.client.post(`/app/${id}/api/go`, {}, { token: owner.token });
-    while ((await rowsOf(id)).kv === 0) await new Promise((resolve) => setImmediate(resolve));
-    expect((await server.client.delete(`/app/${id}`, { token: owner.token })).status).toBe(200);
+    const { id, call } = await deleteWhileRunning(LATE_FAILER);
     const answered = await call;
     expect(answered.status, JSON.stringify(answered.body)).toBe(500);
     expect((answered.body.error as { kind: string }).kind).toBe("operation_failed");

@@ -35,11 +35,12 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
 /**
  * Every periodic job but the reaper (which app.ts builds, for tests to drive), each claimed per
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
- * delivery bodies 30 days, records 90 days; render tokens once expired, and app tokens of apps never made; snapshot values no
- * snapshot refers to, such as those of deleted apps; values an op wrote after its app was deleted;
- * the audit log and abuse reports a year; the outbox's messages 30 days; the authorization server's codes, tokens and grants once
- * expired; custom domains' visitors' stores idle a year; with S3, every 5 minutes, blob objects
- * nothing refers to, 10 minutes after their last touch).
+ * delivery bodies 30 days, records 90 days; render tokens once expired, and app tokens of apps
+ * never made; snapshot values no snapshot refers to, such as those of deleted apps; values an op
+ * wrote after its app was deleted; the audit log and abuse reports a year; the outbox's messages
+ * 30 days; the authorization server's codes, tokens and grants once expired; custom domains'
+ * visitors' stores idle a year; with S3, every 5 minutes, blob objects nothing refers to, 10
+ * minutes after their last touch).
  */
 export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });

@@ -3,6 +3,7 @@ export { GroupCommit } from "./concurrency/group-commit.ts";
 export { LaggingCommit } from "./concurrency/lagging-commit.ts";
 export { migrate, openStore, type Store, type StoreOptions } from "./open.ts";
 export type { AppDomainsTable, AppVersionsTable, AppsTable, AuditLogTable, Database, PairingGuardsTable, PairingsTable, SessionsTable, TokensTable, UsersTable } from "./schema/index.ts";
+export { appGone } from "./app-gone.ts";
 export { bumpUsageRow, ensureUsageRow, lockForWrite, lockUsageRows } from "./locks.ts";
 export { PreparedQuery } from "./prepared.ts";
 export { WriteBatcher } from "./concurrency/write-batcher.ts";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { DAY, iso, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
-import type { Database } from "../../store/index.ts";
+import { appGone, type Database } from "../../store/index.ts";
 
 export const ACTIVITY_KINDS = ["api_proxy_result", "diag_report", "contract_validation"] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
@@ -84,11 +84,11 @@ export class Activity {
     const orphans = await this.db
       .deleteFrom("activity_events")
       .where("ts", ">=", now - DAY)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "activity_events.app_id"))))
+      .where(appGone("activity_events"))
       .executeTakeFirst();
     await this.db
       .deleteFrom("activity_counts")
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "activity_counts.app_id"))))
+      .where(appGone("activity_counts"))
       .execute();
     return { events: Number(events.numDeletedRows) + Number(orphans.numDeletedRows) };
   }

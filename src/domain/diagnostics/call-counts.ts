@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import { DAY, HOUR, SECOND, type Clock } from "../../config/clock.ts";
-import type { Database } from "../../store/index.ts";
+import { appGone, type Database } from "../../store/index.ts";
 
 export interface HourCounts {
   calls: number;
@@ -125,7 +125,7 @@ export class CallCounts {
     await this.db
       .deleteFrom("op_call_counts")
       .where("hour", ">=", now - DAY)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "op_call_counts.app_id"))))
+      .where(appGone("op_call_counts"))
       .execute();
   }
 

@@ -47,8 +47,8 @@ export class DiagRing {
       message: entry.message.slice(0, MESSAGE_CAP),
       source: entry.source.slice(0, SOURCE_CAP),
       // The spec's integers: whatever a report carried that is none (Infinity) would fail every read.
-      line: position(entry.line),
-      col: position(entry.col),
+      line: sourcePosition(entry.line),
+      col: sourcePosition(entry.col),
       stack: entry.stack.slice(0, STACK_CAP),
     };
     ring.list.unshift(kept);
@@ -111,6 +111,7 @@ function charsOf(entry: DiagEntry): number {
   return entry.ts.length + entry.message.length + entry.source.length + entry.stack.length;
 }
 
-function position(n: number): number {
+/** A line or column as the spec's integer: 0 for one no source could have (Infinity, -4, 1.5). */
+export function sourcePosition(n: number): number {
   return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }

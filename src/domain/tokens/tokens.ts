@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { DAY, MINUTE, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
-import { PreparedQuery, timeOrderedUuid, type Database, type TokensTable } from "../../store/index.ts";
+import { appGone, PreparedQuery, timeOrderedUuid, type Database, type TokensTable } from "../../store/index.ts";
 import { hashToken, mintToken, parseToken, type TokenKind } from "./format.ts";
 import { writeAudit, type AuditContext } from "../operators/audit.ts";
 import { Touches } from "../../lib/touches.ts";
@@ -180,7 +180,7 @@ export class Tokens {
       .deleteFrom("tokens")
       .where("kind", "=", "app")
       .where("expires_at", "<", this.clock.now() - DAY)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "tokens.app_id"))))
+      .where(appGone("tokens"))
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }

@@ -1,6 +1,7 @@
 import { Type, type Static } from "typebox";
 import type { Services } from "../../services.ts";
 import type { AppRecord } from "../../domain/apps/queries.ts";
+import { sourcePosition } from "../../domain/diagnostics/index.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { nestingError } from "../../http/json-body.ts";
@@ -96,17 +97,11 @@ function violation(report: Record<string, unknown>, format: string): Entry {
   return {
     message: `CSP blocked ${blocked === "" ? "a resource" : blocked} (${directive})`,
     source: field("source-file", "sourceFile", "document-uri", "documentURL").replace(/\?.*$/, ""),
-    line: position(field("line-number", "lineNumber")),
-    col: position(field("column-number", "columnNumber")),
+    line: sourcePosition(Number(field("line-number", "lineNumber"))),
+    col: sourcePosition(Number(field("column-number", "columnNumber"))),
     stack: "",
     data: { type: "csp", format, directive, blocked },
   };
-}
-
-/** A line or column as the browser sent it, or 0 when it is none a source could have ("1e400"). */
-function position(text: string): number {
-  const n = Number(text);
-  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
 async function recordEntry(ctx: Services, app: AppRecord, entry: Entry): Promise<void> {

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { ApiError } from "../../errors/index.ts";
-import { ensureUsageRow, lockForWrite, lockUsageRows, PreparedQuery, TurnBatch, WriteBatcher, type Database, type Store } from "../../store/index.ts";
+import { appGone, ensureUsageRow, lockForWrite, lockUsageRows, PreparedQuery, TurnBatch, WriteBatcher, type Database, type Store } from "../../store/index.ts";
 import { readObject, type ContentObjects } from "../../blobs/objects.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
@@ -277,7 +277,7 @@ export class AppStorage {
     const orphans = await this.store.db
       .selectFrom("app_storage_usage")
       .select("app_id")
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("apps").select("apps.id").whereRef("apps.id", "=", "app_storage_usage.app_id"))))
+      .where(appGone("app_storage_usage"))
       .limit(ORPHAN_SWEEP_BATCH)
       .execute();
     let dropped = 0;
