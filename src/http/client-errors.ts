@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply } from "fastify";
 import { apiError, type ApiError } from "../errors/index.ts";
@@ -7,8 +8,9 @@ import { sendError } from "./error-handler.ts";
  * Requests that fail before Fastify has a route for them still answer in the spec's envelope:
  * a path that cannot be decoded or a parameter past its length (the router's `frameworkErrors`),
  * and what Node's HTTP parser refuses outright (`clientErrorHandler`): headers too large, a NUL
- * or other invalid byte in a header, two Content-Length headers. Neither echoes the request:
- * a path or header may carry a credential.
+ * or other invalid byte in a header, two Content-Length headers; and an `Expect` other than
+ * `100-continue` (`expectationFailed`). None echoes the request: a path or header may carry a
+ * credential.
  */
 export function frameworkError(error: FastifyError, _request: unknown, reply: FastifyReply): void {
   const failure =
@@ -33,6 +35,18 @@ export function clientError(error: Error & { code?: string }, socket: Socket): v
       "Connection: close\r\n\r\n" +
       body,
   );
+}
+
+/**
+ * Node's `checkExpectation`: a request whose `Expect` this server cannot meet never reaches a
+ * route, and Node's own answer is an empty 417. The connection closes, since a client that sends
+ * its body anyway would have it read as the next request.
+ */
+export function expectationFailed(_request: IncomingMessage, response: ServerResponse): void {
+  const failure = apiError("invalid_request", "the request's Expect header asks for something other than 100-continue", {}, { status: 417 });
+  const body = JSON.stringify(failure.toEnvelope());
+  response.writeHead(417, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body), connection: "close" });
+  response.end(body);
 }
 
 function parserFailure(code: string | undefined): ApiError {

@@ -9,7 +9,7 @@ import { routeFamily, type Metrics } from "../metrics/metrics.ts";
 import { installFrameCors } from "./cors.ts";
 import { installRequestLog } from "./logging.ts";
 import { LazyRequestLogger } from "./request-logger.ts";
-import { clientError, frameworkError } from "./client-errors.ts";
+import { clientError, expectationFailed, frameworkError } from "./client-errors.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { installNulGuard } from "./nul-guard.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
@@ -80,6 +80,7 @@ export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes:
     rewriteUrl: customHostRewriter(ctx.domainHosts),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.server.on("checkExpectation", expectationFailed);
   app.setValidatorCompiler(lazyValidators(validatorCompiler()));
   installRequestLog(app, ctx.log);
   const { metrics } = ctx;

@@ -137,6 +137,7 @@ describe("hostile: leaks and edges", () => {
       ["NUL in a header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Nul: a\0b\r\n\r\n", 400],
       ["two Content-Lengths", "POST /app HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400],
       ["not HTTP", "HELLO\r\n\r\n", 400],
+      ["an Expect other than 100-continue", "POST /app HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n", 417],
     ];
     for (const [what, head, status] of cases) {
       const res = await rawRequest(server.url, head);
