@@ -57,6 +57,33 @@ describe("pages: every form refuses a cross-origin post", () => {
     expect(page).toContain("nests objects and arrays deeper than 64 levels");
   });
 
+  it("a form past 16 KiB is refused naming the form's cap, and its size when sent in chunks as at least that", async () => {
+    const post = async (body: string | ReadableStream<Uint8Array>) => {
+      const res = await fetch(`${server.url}/apps/${appId}/secrets`, {
+        method: "POST",
+        headers: { cookie: user.cookie, origin: server.url, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        body,
+        ...(typeof body === "string" ? {} : { duplex: "half" }),
+      });
+      return [res.status, (await res.json()) as { error: { kind: string; message: string; recovery: unknown } }] as const;
+    };
+    const big = `name=X&value=${"v".repeat(20 * 1024)}`;
+    const [status, { error }] = await post(big);
+    expect(status).toBe(413);
+    expect(error).toMatchObject({ kind: "payload_too_large", recovery: { kind: "shrink", field: "payload", size_bytes: big.length, cap_bytes: 16 * 1024 } });
+    expect(error.message).toBe(`the request body is ${big.length} bytes, larger than this route's 16384-byte cap`);
+    // No Content-Length: the body is cut off once past the cap, so that much is all it is known to be.
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 20; i++) controller.enqueue(new TextEncoder().encode("v".repeat(1024)));
+        controller.close();
+      },
+    });
+    const [chunkedStatus, chunkedBody] = await post(chunked);
+    expect(chunkedStatus).toBe(413);
+    expect(chunkedBody.error.recovery).toMatchObject({ size_bytes: 16 * 1024 + 1, cap_bytes: 16 * 1024, instructions: expect.stringContaining("at least 16385 bytes") });
+  });
+
   it("no console page carries a token: only the one-time reveals do", async () => {
     // The person has tokens, an app token exists, a webhook has a secret: none of them may show.
     await server.client.post("/app", { module: moduleSource(manifestOf("anon-one")) });

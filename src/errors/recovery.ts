@@ -41,13 +41,14 @@ export const recovery = {
       instructions: `Wait ${retryAfterSec} s, then send the same request again. Calling sooner extends the wait.`,
     };
   },
-  shrink(field: ShrinkField, sizeBytes: number, capBytes: number): Recovery {
+  /** `atLeast`: the size is a lower bound (a body cut off once past its cap). */
+  shrink(field: ShrinkField, sizeBytes: number, capBytes: number, options: { atLeast?: boolean } = {}): Recovery {
     return {
       kind: "shrink",
       field,
       size_bytes: sizeBytes,
       cap_bytes: capBytes,
-      instructions: `The ${field} is ${sizeBytes} bytes; the cap is ${capBytes} bytes. Make it smaller and retry.`,
+      instructions: `The ${field} is ${options.atLeast === true ? "at least " : ""}${sizeBytes} bytes; the cap is ${capBytes} bytes. Make it smaller and retry.`,
     };
   },
   refetch(refetchUrl: string): Recovery {

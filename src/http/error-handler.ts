@@ -26,13 +26,8 @@ export function toApiError(error: FastifyError | ApiError, request: FastifyReque
   if (error instanceof ApiError) return error;
   if (error.validation !== undefined) return apiError("invalid_request", validationMessage(error));
   switch (error.code) {
-    case "FST_ERR_CTP_BODY_TOO_LARGE": {
-      const size = Number(request.headers["content-length"] ?? 0);
-      const cap = request.routeOptions.bodyLimit ?? 0;
-      return apiError("payload_too_large", `the request body is larger than this route's ${cap}-byte cap`, {
-        recovery: recovery.shrink("payload", size, cap),
-      });
-    }
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return bodyTooLarge(request, request.routeOptions.bodyLimit ?? 0);
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return apiError("invalid_request", `unsupported Content-Type ${request.headers["content-type"] ?? "(none)"}; send application/json`);
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
@@ -43,6 +38,18 @@ export function toApiError(error: FastifyError | ApiError, request: FastifyReque
     return apiError("invalid_request", error.message);
   }
   return apiError("internal_error", "something went wrong on our side; it has been logged", { details: { requestId: request.id } });
+}
+
+/**
+ * A body past `cap`, the limit that refused it. Its size is the one declared; a body sent in
+ * chunks declares none and was cut off once past the cap, so only that much is known of it.
+ */
+export function bodyTooLarge(request: FastifyRequest, cap: number): ApiError {
+  const declared = Number(request.headers["content-length"]);
+  const known = Number.isSafeInteger(declared) && declared > cap;
+  return apiError("payload_too_large", `the request body is ${known ? `${declared} bytes, ` : ""}larger than this route's ${cap}-byte cap`, {
+    recovery: recovery.shrink("payload", known ? declared : cap + 1, cap, { atLeast: !known }),
+  });
 }
 
 /** "body/label must NOT have more than 80 characters", naming the offending path. */

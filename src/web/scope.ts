@@ -2,7 +2,7 @@ import type { FastifyError, FastifyRequest } from "fastify";
 import type { Config } from "../config/config.ts";
 import { apiError, type ApiError } from "../errors/index.ts";
 import { publicOrigin } from "../http/custom-hosts.ts";
-import { sendError, toApiError } from "../http/error-handler.ts";
+import { bodyTooLarge, sendError, toApiError } from "../http/error-handler.ts";
 import type { App } from "../http/types.ts";
 import { sendPage } from "./layout.ts";
 import { errorPage } from "./pages/common.ts";
@@ -30,7 +30,8 @@ export function registerPages<S extends { config: Pick<Config, "baseUrl"> }>(app
       next(apiError("forbidden", "this form must be sent from this service's own pages (Origin mismatch)"));
     });
     scope.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-      const failure = toApiError(error, request);
+      // A form past its parser's cap names that cap; the route's own is the JSON parser's.
+      const failure = "code" in error && error.code === "FST_ERR_CTP_BODY_TOO_LARGE" && isForm(request) ? bodyTooLarge(request, FORM_BODY_LIMIT) : toApiError(error, request);
       if (failure.status >= 500) request.log.error({ err: error, requestId: request.id }, "unexpected error on a page");
       // A page's script posting JSON (the claim link's session swap), or a client asking for
       // JSON, reads the envelope like any API client; browsers and forms get a page.
@@ -41,6 +42,10 @@ export function registerPages<S extends { config: Pick<Config, "baseUrl"> }>(app
     for (const page of pages) page(scope, ctx);
     done();
   });
+}
+
+function isForm(request: FastifyRequest): boolean {
+  return (request.headers["content-type"] ?? "").toLowerCase().startsWith("application/x-www-form-urlencoded");
 }
 
 function wantsPage(request: FastifyRequest): boolean {
