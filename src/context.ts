@@ -100,7 +100,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const activity = new Activity(db, clock);
   const callCounts = new CallCounts(db, clock);
   const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
-  const secrets = new Secrets(db, clock, secretsKey);
+  const secrets = new Secrets(db, deps.store.dialect, clock, secretsKey);
   const users = new Users(db, clock);
   const scheduler = new Scheduler(db, clock, log);
   const streams = new StreamQuota();
@@ -130,7 +130,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   }
   // Custom domains (DECISIONS §12): which app each served hostname belongs to, in memory on every
   // instance before the server takes a request (the host routing reads it synchronously).
-  const domains = new Domains(db, clock, dnsTxtLookup(deps.config.dnsResolver), live, () => new URL(deps.config.baseUrl).hostname);
+  const domains = new Domains(db, deps.store.dialect, clock, dnsTxtLookup(deps.config.dnsResolver), live, () => new URL(deps.config.baseUrl).hostname);
   const domainHosts = new DomainHosts(domains, live);
   await domainHosts.start();
   // What apps' code prints; followers on one instance see lines written on any (DECISIONS §18).
@@ -238,13 +238,13 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     if (event.type === "published") runner.warm(event.appId, event.revision, event.staged);
   });
   const mailer = new Mailer(db, clock, { smtpUrl: deps.config.smtpUrl, baseUrl: deps.config.baseUrl, log });
-  const shares = new Shares(db, clock, apps, users, mailer, () => deps.config.baseUrl);
+  const shares = new Shares(db, deps.store.dialect, clock, apps, users, mailer, () => deps.config.baseUrl);
   const teams = new Teams(db, clock, users, () => deps.config.baseUrl);
   const emailVerification = new EmailVerification(db, clock, mailer, () => deps.config.baseUrl);
   emailVerification.whenVerified(async (userId, email, trx) => void (await shares.takeInvitations(userId, email, trx)));
   const snapshots = new Snapshots(db, deps.store.dialect, clock, apps, storage, objects);
   const versions = new Versions(db, apps, secrets, snapshots, () => deps.config.baseUrl);
-  const templates = new Templates(db, clock, apps, assets, () => deps.config.baseUrl);
+  const templates = new Templates(db, deps.store.dialect, clock, apps, assets, () => deps.config.baseUrl);
   const copies = new Copies(db, clock, apps, assets, secrets, templates, buildQueue, () => deps.config.baseUrl, objects);
   const builds = new Builds(db, clock, apps, buildQueue, (input) => copies.publishBuilt(input), deps.config, () => deps.config.baseUrl, log, deps.background !== false, objects);
   apps.events.on(async (event) => {
@@ -287,12 +287,12 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     templates,
     shares,
     teams,
-    teamInvitations: new TeamInvitations(db, clock, teams, users, mailer, () => deps.config.baseUrl),
+    teamInvitations: new TeamInvitations(db, deps.store.dialect, clock, teams, users, mailer, () => deps.config.baseUrl),
     teamExposure: new TeamExposure(db, clock, teams),
     transfer: new AppTransfer(db, clock, apps, teams, users, secrets),
     mailer,
     emailVerification,
-    shareLinks: new ShareLinks(db, clock, apps, () => deps.config.baseUrl),
+    shareLinks: new ShareLinks(db, deps.store.dialect, clock, apps, () => deps.config.baseUrl),
     runner,
     stager,
     routines: new Routines(db, deps.store.dialect, clock, apps, runner, deps.config),

@@ -9,7 +9,7 @@ import { open, scopeOf, seal } from "../src/domain/secrets/seal.ts";
 import { Secrets, type SecretScope } from "../src/domain/secrets/secrets.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
-import { openTestStore, type TestStore } from "./helpers/store.ts";
+import { insertApp, openTestStore, type TestStore } from "./helpers/store.ts";
 
 describe("secrets key and sealing", () => {
   it("generates the key once into DATA_DIR with 0600 permissions and reuses it", () => {
@@ -42,8 +42,10 @@ describeEachDialect("secrets store", (dialect) => {
     store = await openTestStore(dialect);
     const ownerUserId = randomUUID();
     await store.db.insertInto("users").values({ id: ownerUserId, email: "o@example.test", handle: "owner", password_hash: "x", plan: "free", created_at: 0 }).execute();
-    secrets = new Secrets(store.db, clock, loadSecretsKey(null, store.dataDir));
+    secrets = new Secrets(store.db, store.dialect, clock, loadSecretsKey(null, store.dataDir));
     scope = { ownerUserId, manifestId: "weather" };
+    // Secrets are written only for an app that holds their scope (Secrets.lockScope).
+    for (const manifestId of ["weather", "versioned", "moving"]) await insertApp(store, randomUUID(), { userId: ownerUserId, manifestId });
   });
   afterAll(async () => store.dispose());
 
@@ -95,9 +97,18 @@ describeEachDialect("secrets store", (dialect) => {
     expect(await secrets.version(s)).toBe(before);
   });
 
+  it("writes nothing to a scope no app holds any more (its app deleted, or moved, since it was read)", async () => {
+    const gone = { ...scope, manifestId: "deleted-meanwhile" };
+    await expect(secrets.create(gone, "API_KEY", "v")).rejects.toMatchObject({ kind: "app_not_found", status: 404 });
+    await expect(secrets.put(gone, "API_KEY", "v")).rejects.toMatchObject({ kind: "app_not_found", status: 404 });
+    await expect(secrets.delete(gone, "API_KEY")).rejects.toMatchObject({ kind: "app_not_found", status: 404 });
+    expect(await secrets.names(gone)).toEqual([]);
+  });
+
   it("gives both scopes of a move a version neither had: a moved app never meets an isolate of its old owner", async () => {
     const to = { ownerUserId: randomUUID(), manifestId: "moving" };
     await store.db.insertInto("users").values({ id: to.ownerUserId, email: "t@example.test", handle: "taker", password_hash: "x", plan: "free", created_at: 0 }).execute();
+    await insertApp(store, randomUUID(), { userId: to.ownerUserId, manifestId: "moving" });
     const from = { ...scope, manifestId: "moving" };
     await secrets.put(from, "KEY", "theirs");
     await secrets.put(to, "LEFT_OVER", "left by an app deleted there");

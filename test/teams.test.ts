@@ -206,7 +206,7 @@ describeEachDialect("teams", (dialect) => {
 
     // Removing a member cuts access at once; the response says their webhooks stay.
     const removed = await server.client.delete(`/api/v1/teams/${teamId}/members/${member.id}`, { token: admin.token });
-    expect(removed.body).toMatchObject({ ok: true, removed: true, note: expect.stringContaining("webhooks") });
+    expect(removed.body).toMatchObject({ ok: true, removed: true, note: expect.stringMatching(/webhooks and share links/) });
     expectError(await server.client.post(`/app/${appId}/api/bump`, {}, { token: member.token }), 403, "forbidden");
     expect(await listed(member)).toBeUndefined();
     // Admins cannot remove owners, and the last owner stays.

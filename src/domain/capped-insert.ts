@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { ApiError } from "../errors/index.ts";
 import { isUniqueViolation, type Database, type Dialect } from "../store/index.ts";
-import { lockOwnerRow } from "../store/owner-lock.ts";
+import { lockOwnerRow } from "../store/row-lock.ts";
 
 type Trx = Transaction<Database>;
 

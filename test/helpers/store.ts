@@ -35,11 +35,27 @@ export async function openTestStore(dialect: Dialect, options: { migrate?: boole
 }
 
 /** A bare row in `apps` (no revision stored), for domain tests whose rows must name an app that exists. */
-export async function insertApp(store: { db: Kysely<Database> }, id: string = randomUUID()): Promise<string> {
+export async function insertApp(store: { db: Kysely<Database> }, id: string = randomUUID(), owner: { userId: string; manifestId: string } | null = null): Promise<string> {
   const now = Date.now();
   await store.db
     .insertInto("apps")
-    .values({ id, manifest_id: `m-${id}`, display_name: "visited", owner_user_id: null, claimed_at: null, expires_at: null, revision: 1, manifest: "{}", icon_override: null, starter_prompt: null, copied_from: null, created_at: now, updated_at: now, suspended_at: null, suspended_reason: null })
+    .values({
+      id,
+      manifest_id: owner?.manifestId ?? `m-${id}`,
+      display_name: "visited",
+      owner_user_id: owner?.userId ?? null,
+      claimed_at: owner === null ? null : now,
+      expires_at: null,
+      revision: 1,
+      manifest: "{}",
+      icon_override: null,
+      starter_prompt: null,
+      copied_from: null,
+      created_at: now,
+      updated_at: now,
+      suspended_at: null,
+      suspended_reason: null,
+    })
     .execute();
   return id;
 }

@@ -3,7 +3,8 @@ import type { Kysely } from "kysely";
 import { HOUR, iso, type Clock } from "../../config/clock.ts";
 import { PLAN_LIMITS } from "../../config/plans.ts";
 import { apiError, type Plan } from "../../errors/index.ts";
-import { isUniqueViolation, timeOrderedUuid, type AppDomainsTable, type Database } from "../../store/index.ts";
+import { isUniqueViolation, timeOrderedUuid, type AppDomainsTable, type Database, type Dialect } from "../../store/index.ts";
+import { lockRow } from "../../store/row-lock.ts";
 import type { LiveEvents } from "../events/live-events.ts";
 import { normaliseHostname } from "./hostname.ts";
 import type { TxtLookup } from "./txt.ts";
@@ -47,6 +48,7 @@ function viewOf(row: Row): DomainView {
 export class Domains {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly lookup: TxtLookup,
     private readonly live: LiveEvents,
@@ -82,6 +84,8 @@ export class Domains {
     const now = this.clock.now();
     const row: Row = { id: timeOrderedUuid(now), app_id: appId, hostname: name, state: "pending", token: randomBytes(16).toString("hex"), created_at: now, verified_at: null, checked_at: null, missing_since: null };
     await this.db.transaction().execute(async (trx) => {
+      // Adds to one app one at a time, on every instance, so two cannot pass the cap together.
+      await lockRow(trx, this.dialect, "apps", appId);
       // Only this app's claim, or another app serving it, holds a name: an unproved claim does not.
       const held = await trx.selectFrom("app_domains").select(["app_id", "state"]).where("hostname", "=", name).execute();
       if (held.some((r) => r.app_id === appId)) throw apiError("domain_exists", `${name} is already a domain of this app`);

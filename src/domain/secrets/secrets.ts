@@ -1,8 +1,8 @@
 import { randomInt } from "node:crypto";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
-import { isUniqueViolation, PreparedQuery, type Database } from "../../store/index.ts";
+import { isUniqueViolation, PreparedQuery, type Database, type Dialect } from "../../store/index.ts";
 import { open, scopeOf, seal } from "./seal.ts";
 
 const versionOfScope = new PreparedQuery(2, (db, ownerUserId: string, manifestId: string) =>
@@ -25,6 +25,7 @@ export interface SecretScope {
 export class Secrets {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly key: Buffer,
   ) {}
@@ -45,6 +46,7 @@ export class Secrets {
     const row = this.row(scope, name, value);
     try {
       await this.db.transaction().execute(async (trx) => {
+        await this.lockScope(trx, scope);
         await trx.insertInto("secrets").values(row).execute();
         await bumpVersion(trx, scope);
       });
@@ -59,6 +61,7 @@ export class Secrets {
     const row = this.row(scope, name, value);
     try {
       return await this.db.transaction().execute(async (trx) => {
+        await this.lockScope(trx, scope);
         const updated = await trx
           .updateTable("secrets")
           .set({ sealed: row.sealed, size_bytes: row.size_bytes, updated_at: row.updated_at })
@@ -80,6 +83,7 @@ export class Secrets {
   async delete(scope: SecretScope, name: string): Promise<void> {
     checkName(name);
     await this.db.transaction().execute(async (trx) => {
+      await this.lockScope(trx, scope);
       const result = await trx
         .deleteFrom("secrets")
         .where("owner_user_id", "=", scope.ownerUserId)
@@ -112,6 +116,20 @@ export class Secrets {
     await bumpVersion(trx, from);
     await bumpVersion(trx, to);
     return rows.length;
+  }
+
+  /**
+   * Holds the app the scope belongs to until the write commits, and refuses if none does any
+   * more: the caller read the app before this transaction, and a deletion (which empties the
+   * scope) or a move to another owner (which carries it over) may have committed since. A secret
+   * written after either would wait, unlisted, for the next app of that owner and manifest id.
+   */
+  private async lockScope(trx: Transaction<Database>, scope: SecretScope): Promise<void> {
+    let query = trx.selectFrom("apps").select("id").where("owner_user_id", "=", scope.ownerUserId).where("manifest_id", "=", scope.manifestId);
+    if (this.dialect === "postgres") query = query.forUpdate();
+    if ((await query.executeTakeFirst()) === undefined) {
+      throw apiError("app_not_found", "this app was deleted, or moved to another owner, while the secret was written; reload it and try again");
+    }
   }
 
   /** Every secret of the scope, opened, for the executor to place in `env`. */

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
+import { isUniqueViolation, type Dialect } from "../../store/index.ts";
+import { lockRow } from "../../store/row-lock.ts";
 import type { Database } from "../../store/schema/index.ts";
 import { hashToken, mintToken, parseToken } from "../tokens/format.ts";
 import type { Actor } from "../access/access.ts";
@@ -29,6 +31,7 @@ export interface ShareLink {
 export class ShareLinks {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly apps: Apps,
     private readonly baseUrl: () => string,
@@ -40,6 +43,8 @@ export class ShareLinks {
     const token = mintToken("share");
     const link = { id: randomUUID(), role, createdAt: this.clock.now() };
     await this.db.transaction().execute(async (trx) => {
+      // Two instances making links at once count one after the other.
+      await lockRow(trx, this.dialect, "apps", app.id);
       const live = await trx.selectFrom("app_share_links").select((eb) => eb.fn.countAll<number>().as("n")).where("app_id", "=", app.id).executeTakeFirstOrThrow();
       if (Number(live.n) >= LINKS_PER_APP) throw apiError("link_cap_reached", `an app has at most ${LINKS_PER_APP} live share links; revoke one first`);
       await trx
@@ -77,7 +82,7 @@ export class ShareLinks {
   private async find(token: string) {
     if (parseToken(token) !== "share") throw apiError("not_found", "this share link is not valid; ask the owner for a new one");
     const link = await this.db.selectFrom("app_share_links").selectAll().where("token_hash", "=", hashToken(token)).executeTakeFirst();
-    if (link === undefined) throw apiError("not_found", "this share link was revoked or never existed; ask the owner for a new one");
+    if (link === undefined) throw linkGone();
     return link;
   }
 
@@ -91,32 +96,45 @@ export class ShareLinks {
     const current = await this.apps.roleOf({ kind: "user", userId }, app);
     const role = widest(current, link.role);
     if (role !== link.role || current === link.role) return { appId: app.id, role: role ?? link.role };
-    const now = this.clock.now();
-    await this.db.transaction().execute(async (trx) => {
-      const held = await trx.selectFrom("app_shares").select(["id", "role", "status"]).where("app_id", "=", app.id).where("grantee_user_id", "=", userId).executeTakeFirst();
-      // An open invitation to a wider role is theirs to accept; the link would narrow it.
-      if (held !== undefined && held.status !== "accepted" && widest(held.role, link.role) !== link.role) {
-        throw apiError("already_invited", `you hold an invitation to this app as ${held.role}; accept it instead`);
-      }
-      // A narrower grant or invitation gives way to the link's grant.
-      if (held !== undefined) await trx.deleteFrom("app_shares").where("id", "=", held.id).execute();
-      await trx
-        .insertInto("app_shares")
-        .values({
-          id: randomUUID(),
-          app_id: app.id,
-          grantee_user_id: userId,
-          grantee_email: null,
-          role: link.role,
-          status: "accepted",
-          invited_by: link.created_by,
-          created_at: now,
-          expires_at: now,
-          accepted_at: now,
-          link_id: link.id,
-        })
-        .execute();
-    });
+    try {
+      await this.db.transaction().execute((trx) => this.grant(trx, link, userId));
+    } catch (error) {
+      // The same person opening two of the app's links at once: the other made their grant.
+      if (!isUniqueViolation(error)) throw error;
+      return { appId: app.id, role: (await this.apps.roleOf({ kind: "user", userId }, app)) ?? link.role };
+    }
     return { appId: app.id, role: link.role };
   }
+
+  private async grant(trx: Transaction<Database>, link: { id: string; app_id: string; role: LinkRole; created_by: string }, userId: string): Promise<void> {
+    // Read again under its lock: a revoke that committed since the caller's lookup leaves no link
+    // to grant through, and one that comes later waits for this grant, then removes it.
+    if (!(await lockRow(trx, this.dialect, "app_share_links", link.id))) throw linkGone();
+    const held = await trx.selectFrom("app_shares").select(["id", "role", "status"]).where("app_id", "=", link.app_id).where("grantee_user_id", "=", userId).executeTakeFirst();
+    // An open invitation to a wider role is theirs to accept; the link would narrow it.
+    if (held !== undefined && held.status !== "accepted" && widest(held.role, link.role) !== link.role) {
+      throw apiError("already_invited", `you hold an invitation to this app as ${held.role}; accept it instead`);
+    }
+    // A narrower grant or invitation gives way to the link's grant.
+    if (held !== undefined) await trx.deleteFrom("app_shares").where("id", "=", held.id).execute();
+    const now = this.clock.now();
+    await trx
+      .insertInto("app_shares")
+      .values({
+        id: randomUUID(),
+        app_id: link.app_id,
+        grantee_user_id: userId,
+        grantee_email: null,
+        role: link.role,
+        status: "accepted",
+        invited_by: link.created_by,
+        created_at: now,
+        expires_at: now,
+        accepted_at: now,
+        link_id: link.id,
+      })
+      .execute();
+  }
 }
+
+const linkGone = () => apiError("not_found", "this share link was revoked or never existed; ask the owner for a new one");

@@ -1,8 +1,10 @@
 import { acceptedShareRole } from "../access/roles.ts";
 import { randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
+import { isUniqueViolation, type Dialect } from "../../store/index.ts";
+import { lockRow } from "../../store/row-lock.ts";
 import type { Database } from "../../store/schema/index.ts";
 import type { Users } from "../accounts/users.ts";
 import type { Apps } from "../apps/apps.ts";
@@ -51,6 +53,7 @@ export const REVOKE_NOTE = "webhooks this person created stay as they are; rotat
 export class Shares {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly apps: Apps,
     private readonly users: Users,
@@ -79,7 +82,9 @@ export class Shares {
     const email = byEmail && user === null ? grantee.toLowerCase() : null;
 
     const now = this.clock.now();
-    const result = await this.db.transaction().execute(async (trx) => {
+    const result = await this.invitation(async (trx) => {
+      // One inviter's invitations one at a time, on every instance: the daily cap holds.
+      await lockRow(trx, this.dialect, "users", inviter);
       const existing = await trx
         .selectFrom("app_shares")
         .selectAll()
@@ -120,6 +125,16 @@ export class Shares {
     });
     await this.mailInvitation(inviter, app.displayName, app.id, user?.email ?? email ?? "", role, result.status);
     return result;
+  }
+
+  /** Runs an invitation's transaction; another inviter inviting the same person at once made theirs. */
+  private async invitation<T>(write: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction().execute(write);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw apiError("already_invited", "that person was invited a moment ago; revoke that invitation to send another");
+      throw error;
+    }
   }
 
   /** Tells the invitee, at their account's address or the address invited. */

@@ -3,7 +3,8 @@ import type { Kysely, Transaction } from "kysely";
 import { DAY, type Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { UUID } from "../ids.ts";
-import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { isUniqueViolation, type Database, type Dialect } from "../../store/index.ts";
+import { lockRow } from "../../store/row-lock.ts";
 import type { TeamInvitationsTable } from "../../store/schema/teams.ts";
 import type { Users } from "../accounts/users.ts";
 import type { Mailer } from "../mail/mailer.ts";
@@ -38,6 +39,7 @@ type Row = TeamInvitationsTable;
 export class TeamInvitations {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly teams: Teams,
     private readonly users: Users,
@@ -56,6 +58,8 @@ export class TeamInvitations {
     }
     const now = this.clock.now();
     const row = await this.db.transaction().execute(async (trx) => {
+      // A team's invitations one at a time, on every instance: the daily cap holds.
+      await lockRow(trx, this.dialect, "teams", team.id);
       const open = await pendingFor(trx, team.id, email);
       if (open !== undefined && open.expires_at > now) {
         throw apiError("already_invited", "that address has a pending invitation; re-send it to refresh its expiry", {

@@ -30,9 +30,13 @@ export interface MemberView {
   joinedAt: number;
 }
 
-/** What removing a member answers: spec webhook rule 6, said where the caller will read it. */
+/**
+ * What removing a member answers: spec webhook rule 6, said where the caller will read it. Share
+ * links an admin made stay too, as webhooks do: a link is the app's, and revoking it would also
+ * end the access of everyone who opened it; but its URL was shown to them, so it is named here.
+ */
 export const MEMBER_REMOVED_NOTE =
-  "webhooks this person created on team apps stay as they are; rotate their secret or delete them to cut a sender off";
+  "webhooks and share links this person created on team apps stay as they are; rotate a webhook's secret or delete it, and revoke their links, to cut them off";
 
 const NAME_MAX = 100;
 

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
-import type { Database } from "../../store/index.ts";
+import type { Database, Dialect } from "../../store/index.ts";
+import { lockRow } from "../../store/row-lock.ts";
 import { TEMPLATE_CATEGORIES, type TemplateCategory, type TemplateListingsTable, type TemplateMediaTable } from "../../store/schema/templates.ts";
 import { can, type Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
@@ -57,6 +58,13 @@ export interface Listing {
 const REQUIRED = ["title", "summary", "category", "cover"] as const;
 const GALLERY_MAX = 8;
 
+/** Refuses a screenshot past the gallery's cap (a cover replaces the one there). */
+function galleryRoom(kind: "cover" | "screenshot", media: readonly { kind: string }[]): void {
+  if (kind === "screenshot" && media.filter((m) => m.kind === "screenshot").length >= GALLERY_MAX) {
+    throw apiError("template_media_invalid", `a gallery holds at most ${GALLERY_MAX} screenshots; delete one first`);
+  }
+}
+
 /**
  * Template listings (spec: Template listing; States → Template; DECISIONS §9). The owner's rights
  * (`app:template-edit`: the owner, a team app's admins) edit the draft, add media, publish and
@@ -67,6 +75,7 @@ const GALLERY_MAX = 8;
 export class Templates {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly apps: Apps,
     private readonly assets: Assets,
@@ -118,23 +127,34 @@ export class Templates {
     if (input.kind !== "cover" && input.kind !== "screenshot") throw apiError("template_media_invalid", "kind must be cover or screenshot");
     if (input.alt.trim().length === 0 || input.alt.length > 300) throw apiError("template_media_invalid", "alt text is required (at most 300 characters): it is what people who cannot see the image read");
     const type = checkImage(input.contentType, input.data);
+    const kind = input.kind;
     await this.ensureRow(app.id);
-    const existing = await this.db.selectFrom("template_media").selectAll().where("app_id", "=", app.id).orderBy("position").execute();
-    if (input.kind === "screenshot" && existing.filter((m) => m.kind === "screenshot").length >= GALLERY_MAX) {
-      throw apiError("template_media_invalid", `a gallery holds at most ${GALLERY_MAX} screenshots; delete one first`);
-    }
+    // Refused before the image is stored; checked again under the lock below.
+    galleryRoom(kind, await this.db.selectFrom("template_media").selectAll().where("app_id", "=", app.id).execute());
     const id = randomUUID();
     const assetKey = mediaAssetKey(id, type);
     await this.assets.put(app.id, assetKey, type, input.data);
-    const replaced = input.kind === "cover" ? existing.filter((m) => m.kind === "cover") : [];
-    const position = input.kind === "cover" ? 0 : Math.max(0, ...existing.filter((m) => m.kind === "screenshot").map((m) => m.position + 1));
-    await this.db.transaction().execute(async (trx) => {
-      for (const old of replaced) await trx.deleteFrom("template_media").where("id", "=", old.id).execute();
-      await trx
-        .insertInto("template_media")
-        .values({ id, app_id: app.id, kind: input.kind as "cover" | "screenshot", asset_key: assetKey, alt: input.alt.trim(), caption: input.caption, position, created_at: this.clock.now() })
-        .execute();
-    });
+    let written: { replaced: { asset_key: string }[]; position: number };
+    try {
+      written = await this.db.transaction().execute(async (trx) => {
+        // One app's uploads one at a time, on every instance: one cover, and the gallery's cap.
+        await lockRow(trx, this.dialect, "apps", app.id);
+        const existing = await trx.selectFrom("template_media").selectAll().where("app_id", "=", app.id).execute();
+        galleryRoom(kind, existing);
+        const replaced = kind === "cover" ? existing.filter((m) => m.kind === "cover") : [];
+        const position = kind === "cover" ? 0 : Math.max(0, ...existing.filter((m) => m.kind === "screenshot").map((m) => m.position + 1));
+        for (const old of replaced) await trx.deleteFrom("template_media").where("id", "=", old.id).execute();
+        await trx
+          .insertInto("template_media")
+          .values({ id, app_id: app.id, kind, asset_key: assetKey, alt: input.alt.trim(), caption: input.caption, position, created_at: this.clock.now() })
+          .execute();
+        return { replaced, position };
+      });
+    } catch (error) {
+      await this.assets.delete(app.id, assetKey).catch(() => undefined);
+      throw error;
+    }
+    const { replaced, position } = written;
     for (const old of replaced) await this.assets.delete(app.id, old.asset_key);
     return this.media({ id, app_id: app.id, kind: input.kind, asset_key: assetKey, alt: input.alt.trim(), caption: input.caption, position, created_at: 0 });
   }
