@@ -5,6 +5,7 @@ import { BlobReadCache } from "../../blobs/read-cache.ts";
 import { DAY, iso, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import type { Database, Dialect } from "../../store/index.ts";
+import { lockRow } from "../../store/row-lock.ts";
 
 /** Spec Limits: 10 MiB an asset, 50 assets and 100 MiB per app. */
 export const ASSET_MAX_BYTES = 10 * 1024 * 1024;
@@ -87,9 +88,7 @@ export class Assets {
     try {
       replaced = await this.db.transaction().execute(async (trx) => {
         // Serializes uploads of one app so two cannot pass the caps together (PostgreSQL).
-        let lock = trx.selectFrom("apps").select("id").where("id", "=", appId);
-        if (this.dialect === "postgres") lock = lock.forUpdate();
-        await lock.executeTakeFirstOrThrow();
+        if (!(await lockRow(trx, this.dialect, "apps", appId))) throw apiError("app_not_found", "this app was deleted while the asset was uploaded");
         const totals = await trx
           .selectFrom("assets")
           .select([sql<number>`count(*)`.as("count"), sql<number>`coalesce(sum(size_bytes), 0)`.as("bytes")])
