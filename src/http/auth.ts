@@ -49,6 +49,11 @@ export function principalOf(ctx: AuthDeps, request: FastifyRequest, tokenEpoch?:
   return pending;
 }
 
+/** The request's credential resolved again, past `principalOf`'s memo: does it still hold (a long-lived stream asks)? */
+export function principalAgain(ctx: AuthDeps, request: FastifyRequest): Promise<Principal | null> {
+  return resolve(ctx, request, undefined);
+}
+
 /** `principalOf` for a page, which offers sign-in for a credential that fails rather than a JSON 401. */
 export async function pagePrincipalOf(ctx: AuthDeps, request: FastifyRequest): Promise<Principal | null> {
   return principalOf(ctx, request).catch((error: unknown) => {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { SECOND } from "../config/clock.ts";
-import { apiError } from "../errors/index.ts";
+import { apiError, type ApiError } from "../errors/index.ts";
 import type { StreamQuota } from "./stream-quota.ts";
 import type { App } from "./types.ts";
 
@@ -28,10 +28,13 @@ export interface StreamOptions {
   holder: string;
   headers?: Record<string, string>;
   /**
-   * For a cookie-session stream: checked before each event and ping, in order. Once it says no,
-   * the stream gets `sse_cookie_expired` and ends (spec Events 2).
+   * Whether its reader may still read the stream: access can end while it is open (a session
+   * ends, a token is revoked, a share or a membership goes, the app turns private). Looked at
+   * before each event and ping, in order; events that come together (the lines of one op call)
+   * share one look. A refusal goes out as the stream's last event, in the envelope, and ends it
+   * (spec Events 2: a session that ended is `sse_cookie_expired`).
    */
-  signedIn?: () => Promise<boolean>;
+  allowed?: () => Promise<ApiError | null>;
 }
 
 /**
@@ -78,7 +81,7 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
       }
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
-    const write = options.signedIn === undefined ? (chunk: () => void) => chunk() : whileSignedIn(res, raw, options.signedIn);
+    const write = options.allowed === undefined ? (chunk: () => void) => chunk() : whileAllowed(res, raw, options.allowed);
     const timer = setInterval(() => write(() => void (res.writableEnded || res.write(": ping\n\n"))), PING_MS);
     timer.unref();
     res.on("close", () => {
@@ -99,24 +102,27 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
 }
 
 /**
- * Runs each chunk while the session holds, looking at the session before each event. Events
- * that come together (the lines of one op call) share one look: a stream of log lines would
- * otherwise read the sessions table once a line.
+ * Runs each chunk while access holds. A chunk takes the look under way or starts one; chunks run
+ * in order, each once its look has answered.
  */
-function whileSignedIn(res: ServerResponse, raw: (event: string, data: unknown) => void, signedIn: () => Promise<boolean>): (chunk: () => void) => void {
+function whileAllowed(res: ServerResponse, raw: (event: string, data: unknown) => void, allowed: () => Promise<ApiError | null>): (chunk: () => void) => void {
   let queue = Promise.resolve();
-  let look: Promise<boolean> | null = null;
+  let look: Promise<ApiError | null> | null = null;
   return (chunk) => {
-    const current = (look ??= signedIn().finally(() => {
-      look = null;
-    }));
+    // A look that fails outright (a store hiccup) is no refusal; the next one asks again.
+    const current = (look ??= allowed()
+      .catch(() => null)
+      .finally(() => {
+        look = null;
+      }));
     queue = queue.then(async () => {
       if (res.writableEnded) return;
-      if (await current) {
+      const refusal = await current;
+      if (refusal === null) {
         chunk();
         return;
       }
-      raw("error", { ok: false, error: { kind: "sse_cookie_expired", message: "the session behind this stream has ended; sign in again and reconnect" } });
+      raw("error", refusal.toEnvelope());
       if (!res.writableEnded) res.end();
     });
   };

@@ -1,18 +1,19 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import type { LiveEvent } from "../../domain/events/live-events.ts";
-import { ApiError, apiError } from "../../errors/index.ts";
-import { sessionCookieName, shareKey } from "../../http/auth.ts";
+import { sessionCookieName, shareKey, type Principal } from "../../http/auth.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 import { refuseSuspended, SUSPENDED_MESSAGE } from "../../domain/apps/suspended.ts";
+import { bySession, sessionEnded, streamAccess } from "./stream-access.ts";
 
 /**
  * `GET /app/{id}/events` (spec Events 2): `hello {revision}` on connect, `revision {revision}`
- * after each publish, `data {keys}` after KV writes (coalesced by the bus), comment pings. A
- * cookie-session stream re-checks its session as it goes and ends with `sse_cookie_expired`.
+ * after each publish, `data {keys}` after KV writes (coalesced by the bus), comment pings. The
+ * stream re-checks its reader's access as it goes (stream-access.ts): a cookie stream whose
+ * session ended ends with `sse_cookie_expired`, one whose reader lost the app with the refusal.
  */
 export default function getEvents(app: App, ctx: Services): void {
   const stream = eventStreams(app, ctx.streams);
@@ -31,19 +32,18 @@ export default function getEvents(app: App, ctx: Services): void {
     async (request, reply) => {
       const principal = await principalWithQueryToken(ctx, request);
       const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];
-      if (principal === null && cookie !== undefined && cookie !== "") {
-        throw apiError("sse_cookie_expired", "the session behind this stream has ended; sign in again and reconnect");
-      }
-      const { app: record } = await ctx.apps.load(request.params.id, principal, "view");
-      refuseSuspended(record);
-      const viaSession = principal?.kind === "user" && principal.via === "session" ? cookie : undefined;
-
-      // A cookie stream checks its session before each event and ping; token streams skip it.
+      if (principal === null && cookie !== undefined && cookie !== "") throw sessionEnded();
+      const viewable = async (who: Principal | null) => {
+        const { app: record } = await ctx.apps.load(request.params.id, who, "view");
+        refuseSuspended(record);
+        return record;
+      };
+      const record = await viewable(principal);
       const person = principal?.kind === "user" || principal?.kind === "render" ? principal.userId : null;
       const events = stream(request, reply, {
         holder: shareKey(request, person),
         headers: { "Access-Control-Allow-Origin": "*" },
-        ...(viaSession === undefined ? {} : { signedIn: () => stillSignedIn(ctx, viaSession) }),
+        allowed: streamAccess(ctx, request, bySession(principal), viewable),
       });
       events.send("hello", { revision: record.revision });
       const unsubscribe = ctx.live.subscribe(record.id, (event: LiveEvent) => {
@@ -55,15 +55,4 @@ export default function getEvents(app: App, ctx: Services): void {
       events.onClose(unsubscribe);
     },
   );
-}
-
-/** Whether the session behind a cookie stream still holds. */
-export async function stillSignedIn(ctx: Services, cookie: string): Promise<boolean> {
-  try {
-    return (await ctx.sessions.resolve(cookie)) !== null;
-  } catch (error) {
-    // A refusal (a suspended account) ends the stream; a store hiccup is not a sign-out, and
-    // the next ping checks again.
-    return !(error instanceof ApiError);
-  }
 }

@@ -3,12 +3,12 @@ import { DAY } from "../../config/clock.ts";
 import type { Services } from "../../services.ts";
 import { authorizeActivity, authorizeDiag } from "../../domain/diagnostics/access.ts";
 import { ACTIVITY_KINDS } from "../../domain/diagnostics/activity.ts";
-import { sessionCookieName, shareKey } from "../../http/auth.ts";
+import { shareKey, type Principal } from "../../http/auth.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
 import { activityFilter, callsChart, DIAG_LIVE_SCRIPT, diagnosticsTab, LOG_LINES_SHOWN } from "../../web/pages/console/tabs.ts";
 import { viewOf } from "../../domain/logs/index.ts";
-import { stillSignedIn } from "../app-page/getEvents.ts";
+import { sessionEnded, streamAccess } from "../app-page/stream-access.ts";
 import { consoleKit, Params, type Opened } from "./opened.ts";
 
 const WITHIN_MS = { hour: 3_600_000, day: DAY, week: 7 * DAY } as const;
@@ -30,6 +30,11 @@ export default function appDiagnostics(app: App, ctx: Services): void {
     await authorizeDiag(caller, o.app, ctx.apps);
     await authorizeActivity(caller, o.app, ctx.apps);
   };
+  // The same for the live stream as it goes: its session afresh, and the app as it is now.
+  const stillAuthorized = (o: Opened) => async (who: Principal | null) => {
+    if (who?.kind !== "user") throw sessionEnded();
+    await authorized({ ...o, viewer: { ...o.viewer, userId: who.userId }, app: await ctx.apps.find(o.app.id) });
+  };
 
   app.get("/apps/:id/diagnostics", { schema: { ...summary("diagnostics and activity"), params: Params, querystring: DiagFilter } }, async (request, reply) => {
     const o = await open(request, request.params.id, reply);
@@ -49,10 +54,9 @@ export default function appDiagnostics(app: App, ctx: Services): void {
     const o = await open(request, request.params.id, reply);
     if (o === null) return reply;
     await authorized(o);
-    // A session stream ends when its session does, as GET /app/{id}/events does.
-    const cookie = request.cookies[sessionCookieName(ctx.config.baseUrl)];
+    // Re-checked as it goes, as GET /app/{id}/events is: access that ends ends the stream.
     const holder = shareKey(request, user(o).userId);
-    const events = stream(request, reply, cookie === undefined ? { holder } : { holder, signedIn: () => stillSignedIn(ctx, cookie) });
+    const events = stream(request, reply, { holder, allowed: streamAccess(ctx, request, true, stillAuthorized(o)) });
     events.send("hello", {});
     events.onClose(ctx.diag.subscribe(o.app.id, (entry) => events.send("diag", entry)));
     events.onClose(ctx.logs.follow(o.app.id, (lines) => lines.forEach((line) => events.send("log", viewOf(line)))));

@@ -1,13 +1,13 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { authorizeLogs, DEFAULT_LIMIT, matches, parseLogQuery, RING_LINES, viewOf } from "../../domain/logs/index.ts";
-import { sessionCookieName, shareKey } from "../../http/auth.ts";
+import { shareKey } from "../../http/auth.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { ok } from "../../http/schemas.ts";
 import { eventStreams } from "../../http/sse.ts";
 import type { App } from "../../http/types.ts";
 import { LOG_LEVELS } from "../../runtime/index.ts";
-import { stillSignedIn } from "../app-page/getEvents.ts";
+import { bySession, streamAccess } from "../app-page/stream-access.ts";
 import { AppIdParams } from "../apps/schemas.ts";
 
 const Line = Type.Object({
@@ -56,9 +56,9 @@ export default function getLogs(app: App, ctx: Services): void {
       if (!query.follow) return { ok: true as const, lines: ctx.logs.read(record.id, query).map(viewOf) };
 
       const person = principal?.kind === "user" || principal?.kind === "render" ? principal.userId : null;
-      // A cookie-session stream ends when its session does, as GET /app/{id}/events does.
-      const cookie = principal?.kind === "user" && principal.via === "session" ? request.cookies[sessionCookieName(ctx.config.baseUrl)] : undefined;
-      const events = stream(request, reply, { holder: shareKey(request, person), ...(cookie === undefined ? {} : { signedIn: () => stillSignedIn(ctx, cookie) }) });
+      // Re-checked as it goes, as GET /app/{id}/events is: access that ends ends the stream.
+      const allowed = streamAccess(ctx, request, bySession(principal), async (who) => authorizeLogs(who, await ctx.apps.find(record.id), ctx.apps));
+      const events = stream(request, reply, { holder: shareKey(request, person), allowed });
       events.onClose(
         ctx.logs.follow(record.id, (lines) => {
           for (const line of lines) if (matches(line, query)) events.send("line", viewOf(line));
