@@ -64,6 +64,23 @@ describeEachDialect("render tokens", (dialect) => {
     expect(expired.text).toContain("This link has expired");
   });
 
+  it("a query render token opens the page only while the person it was made for may: not after their share is revoked", async () => {
+    const owner = await makeUser(server);
+    const viewer = await makeUser(server);
+    const appId = (await server.client.post("/app", { module: moduleSource(manifestOf("revoked-page")) }, { token: owner.token })).body.id as string;
+    expect((await server.client.put(`/app/${appId}/starter-prompt`, { starter_prompt: "Internal: the buyer is ACME" }, { token: owner.token })).status).toBe(200);
+    const invited = await server.client.post(`/api/v1/apps/${appId}/shares`, { grantee: viewer.handle, role: "viewer" }, { token: owner.token });
+    expect((await server.client.post(`/api/v1/apps/${appId}/shares/accept`, undefined, { token: viewer.token })).status).toBe(200);
+    const shell = `/@${owner.handle}/revoked-page`;
+    const t = await openShell(server, shell, viewer.cookie);
+    expect((await server.client.get(`${shell}?t=${t}`, { headers: { accept: "text/html" } })).status).toBe(200);
+    expect((await server.client.post(`/api/v1/apps/${appId}/shares/${invited.body.shareId}/revoke`, undefined, { token: owner.token })).status).toBe(200);
+    // As the frame refuses that token now, the page does: the sign-in page, saying nothing of the app.
+    const page = await server.client.get(`${shell}?t=${t}`, { headers: { accept: "text/html" } });
+    expect({ status: page.status, leaksPrompt: page.text.includes("the buyer is ACME") || page.text.includes(encodeURIComponent("the buyer is ACME")) }).toEqual({ status: 401, leaksPrompt: false });
+    expect((await server.client.get(`/app/${appId}/frame?t=${t}`)).status).toBe(403);
+  });
+
   it("refresh needs a render token of this app and is limited to 10 per app and client IP (app_busy)", async () => {
     const created = await server.client.post("/app", { module: MODULE });
     const other = await server.client.post("/app", { module: MODULE });

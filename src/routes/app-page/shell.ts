@@ -19,7 +19,8 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
 
 /**
  * DECISIONS §5: an unclaimed app opens for anyone holding its URL; a claimed one for those who
- * may call it (owner, visibility) and for anyone holding a valid query render token for it.
+ * may call it (owner, visibility) and for anyone holding a valid query render token for it, made
+ * for someone who still may.
  */
 export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
   const principal = await pagePrincipalOf(ctx, request);
@@ -30,7 +31,9 @@ export async function pageAccess(ctx: Services, request: FastifyRequest, app: Ap
       if (error instanceof ApiError) return null;
       throw error;
     });
-    if (holder?.kind === "render" && holder.appId === app.id) return { allowed: true, userId: holder.userId, queryToken: t };
+    // Only while the person it was made for may still open the app, as the frame asks (a share
+    // revoked, a team left, the app made private or claimed since).
+    if (holder?.kind === "render" && holder.appId === app.id && can(await ctx.apps.roleOf(holder, app), "view")) return { allowed: true, userId: holder.userId, queryToken: t };
     expiredLink = true;
   }
   const userId = principal?.kind === "user" ? principal.userId : null;
