@@ -209,9 +209,11 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   apps.events.on(async (event) => {
     if (event.type === "deleted") await pairings.forgetApp(event.appId);
   });
-  // Its open event streams end, on every instance.
+  // Its open event streams end, on every instance; so does serving its domains (their rows went with it).
   apps.events.on((event) => {
-    if (event.type === "deleted") live.deleted(event.appId);
+    if (event.type !== "deleted") return;
+    live.deleted(event.appId);
+    if (domainHosts.serves(event.appId)) live.domainsChanged();
   });
   // What its calls write: values, activity, counts, lines and failures.
   const dropWritten = async (appId: string) => {

@@ -56,4 +56,20 @@ async function servedOnB(b: TestServer, appId: string, accept: (served: boolean)
     expect((await a.client.delete(`/api/v1/apps/${appId}/domains/${added.body.domain.id}`, { token: owner.token })).status).toBe(200);
     expect(await servedOnB(b, appId, (served) => !served)).toBeLessThan(1000);
   });
+
+  it("an app deleted through A stops being served at its domain on both at once, not at the next minute's reload", async () => {
+    const doomed = (await a.client.post("/app", { module: MODULE.replace('"spread"', '"doomed"') }, { token: owner.token })).body.id as string;
+    const added = await a.client.post(`/api/v1/apps/${doomed}/domains`, { hostname: "doomed.example.test" }, { token: owner.token });
+    dns.setTxt("_svc-verify.doomed.example.test", [added.body.domain.verification.value]);
+    expect((await a.client.post(`/api/v1/apps/${doomed}/domains/${added.body.domain.id}/verify`, {}, { token: owner.token })).body.domain.state).toBe("verified");
+    await until(() => b.ctx.domainHosts.appAt("doomed.example.test") === doomed);
+    expect((await a.client.delete(`/app/${doomed}`, { token: owner.token })).status).toBe(200);
+    await until(() => a.ctx.domainHosts.appAt("doomed.example.test") === null && b.ctx.domainHosts.appAt("doomed.example.test") === null);
+  });
 });
+
+/** Polls `holds` every 20 ms, up to a second (one NOTIFY away; the backstop reload is a minute). */
+async function until(holds: () => boolean): Promise<void> {
+  for (let i = 0; i < 50 && !holds(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(holds()).toBe(true);
+}

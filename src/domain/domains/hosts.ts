@@ -36,6 +36,12 @@ export class DomainHosts {
     return key === null ? null : (this.hosts.get(key) ?? null);
   }
 
+  /** Whether any hostname is served by `appId` here (its deletion then moves what every instance serves). */
+  serves(appId: string): boolean {
+    for (const served of this.hosts.values()) if (served === appId) return true;
+    return false;
+  }
+
   /**
    * Reloads the map. Asked while one runs, it runs once more after it (a change may have come
    * after that one read); asked again meanwhile, those asks share that one more run.
