@@ -7,6 +7,7 @@ import type { TokenPrincipal, Tokens } from "../domain/tokens/tokens.ts";
 import { apiError, ApiError } from "../errors/index.ts";
 import { toolLayerPrincipal } from "./tool-layer.ts";
 import { publicOrigin } from "./custom-hosts.ts";
+import { networkOf } from "./rate-limit/network.ts";
 
 /** What telling who sends a request takes: the token and session services, and the service's origin. */
 export interface AuthDeps {
@@ -140,15 +141,24 @@ export function clearSessionCookie(ctx: { config: Pick<Config, "baseUrl"> }, rep
   void reply.clearCookie(sessionCookieName(ctx.config.baseUrl), { path: "/", secure: ctx.config.baseUrl.startsWith("https:") });
 }
 
-/** The client's address for per-IP buckets. */
+/** The client's address, as records keep it (audit rows, reports, logs). */
 export function clientIp(request: FastifyRequest): string {
   return request.ip;
 }
 
 /**
+ * The client as every per-address limit counts it: an IPv4 address, or an IPv6 client's /64
+ * (networkOf), since one IPv6 client holds billions of addresses and counting each would count
+ * nothing.
+ */
+export function clientNetwork(request: FastifyRequest): string {
+  return networkOf(request.ip);
+}
+
+/**
  * Whose share a request counts against, where shares are kept per caller (write lanes, open
- * event streams): the signed-in person's when there is one, else the client address's.
+ * event streams): the signed-in person's when there is one, else the client network's.
  */
 export function shareKey(request: FastifyRequest, userId: string | null): string {
-  return userId === null ? `address:${clientIp(request)}` : `user:${userId}`;
+  return userId === null ? `address:${clientNetwork(request)}` : `user:${userId}`;
 }

@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { iso } from "../../config/clock.ts";
 import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
-import { clientIp, principalOf } from "../../http/auth.ts";
+import { clientNetwork, principalOf } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 import { ok, Timestamp } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -42,7 +42,7 @@ export default function refreshRenderToken(app: App, ctx: Services): void {
         request,
         reply,
         [
-          { rule: REFRESH_PER_APP_IP, key: `${record.id}:${clientIp(request)}` },
+          { rule: REFRESH_PER_APP_IP, key: `${record.id}:${clientNetwork(request)}` },
           { rule: REFRESH_PER_APP, key: record.id },
         ],
         { kind: "app_busy", limitName: "render_token_refresh", baseUrl: ctx.config.baseUrl },

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { BucketRule } from "../../http/rate-limit/index.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
-import { clientIp } from "../../http/auth.ts";
+import { clientIp, clientNetwork } from "../../http/auth.ts";
 import type { App } from "../../http/types.ts";
 import { HOUR } from "../../config/clock.ts";
 import type { Services } from "../../services.ts";
@@ -38,7 +38,7 @@ export default function reportApp(app: App, ctx: Services): void {
       },
     },
     async (request, reply) => {
-      enforceRateLimit(ctx.limiter, request, reply, [{ rule: REPORTS_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
+      enforceRateLimit(ctx.limiter, request, reply, [{ rule: REPORTS_PER_IP, key: clientNetwork(request) }], { baseUrl: ctx.config.baseUrl });
       const target = await named(request.params.id);
       await ctx.abuseReports.submit(target.id, { reason: request.body.reason, details: request.body.details }, clientIp(request));
       return sendPage(reply, reportFormPage(target, true), 201);

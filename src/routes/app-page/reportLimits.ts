@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
-import { clientIp } from "../../http/auth.ts";
+import { clientNetwork } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 
 /** Spec rate limits of the page's report routes: 30/min per (app, IP) and 200/min per app. */
@@ -23,7 +23,7 @@ export function reportLimits(ctx: Services, route: "diag_report" | "load_error_r
       request,
       reply,
       [
-        { rule: perAppIp, key: `${appId}:${clientIp(request)}` },
+        { rule: perAppIp, key: `${appId}:${clientNetwork(request)}` },
         { rule: perApp, key: appId },
       ],
       { baseUrl: ctx.config.baseUrl },

@@ -1,9 +1,8 @@
 import { iso } from "../../config/clock.ts";
 import type { Services } from "../../services.ts";
 import { revisionEtag } from "../../domain/apps/urls.ts";
-import { clientIp, principalOf } from "../../http/auth.ts";
+import { clientNetwork, principalOf } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
-import { networkOf } from "../../http/rate-limit/network.ts";
 import type { App } from "../../http/types.ts";
 import { deferredResponse } from "../builds/reply.ts";
 import { BuildStatusResponse, IdempotencyHeaders } from "../builds/schemas.ts";
@@ -32,7 +31,7 @@ export default function createApp(app: App, ctx: Services): void {
       // Before the body is read: a refused create costs its headers only, whatever it sends.
       onRequest: async (request, reply) => {
         if ((await principalOf(ctx, request)) === null) {
-          enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: networkOf(clientIp(request)) }], { baseUrl: ctx.config.baseUrl });
+          enforceRateLimit(ctx.limiter, request, reply, [{ rule: ANONYMOUS_CREATES_PER_IP, key: clientNetwork(request) }], { baseUrl: ctx.config.baseUrl });
         }
       },
     },

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
-import { clientIp, setSessionCookie } from "../../http/auth.ts";
+import { clientNetwork, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -34,7 +34,7 @@ export default function login(app: App, ctx: Services): void {
           request,
           reply,
           [
-            { rule: LOGIN_PER_IP, key: clientIp(request) },
+            { rule: LOGIN_PER_IP, key: clientNetwork(request) },
             { rule: LOGIN_PER_ACCOUNT, key: body.login.trim().toLowerCase() },
           ],
           { baseUrl: ctx.config.baseUrl },

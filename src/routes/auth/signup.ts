@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { apiError } from "../../errors/index.ts";
-import { clientIp, setSessionCookie } from "../../http/auth.ts";
+import { clientNetwork, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
@@ -27,7 +27,7 @@ export default function signup(app: App, ctx: Services): void {
         response: { 201: ok({ user: UserView }) },
       },
       preHandler: async (request, reply) => {
-        enforceRateLimit(ctx.limiter, request, reply, [{ rule: SIGNUP_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
+        enforceRateLimit(ctx.limiter, request, reply, [{ rule: SIGNUP_PER_IP, key: clientNetwork(request) }], { baseUrl: ctx.config.baseUrl });
       },
     },
     async (request, reply) => {

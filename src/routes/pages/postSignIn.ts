@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import { clientIp, setSessionCookie } from "../../http/auth.ts";
+import { clientNetwork, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
 import { sameOriginPath } from "../../web/html.ts";
@@ -35,7 +35,7 @@ export default function postSignIn(app: App, ctx: Services): void {
           request,
           reply,
           [
-            { rule: LOGIN_PER_IP, key: clientIp(request) },
+            { rule: LOGIN_PER_IP, key: clientNetwork(request) },
             { rule: LOGIN_PER_ACCOUNT, key: request.body.login.trim().toLowerCase() },
           ],
           { baseUrl: ctx.config.baseUrl },

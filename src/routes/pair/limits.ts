@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
-import { clientIp, requireUser } from "../../http/auth.ts";
+import { clientNetwork, requireUser } from "../../http/auth.ts";
 import { enforceRateLimit, type BucketRule } from "../../http/rate-limit/index.ts";
 
 // The spec's rate-limit table, rows /api/pair/*.
@@ -13,7 +13,7 @@ type PreHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<void
 /** A preHandler counting the request in `rule`'s bucket for the client's address. */
 export function limitPerIp(ctx: Services, rule: BucketRule): PreHandler {
   return async (request, reply) => {
-    enforceRateLimit(ctx.limiter, request, reply, [{ rule, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
+    enforceRateLimit(ctx.limiter, request, reply, [{ rule, key: clientNetwork(request) }], { baseUrl: ctx.config.baseUrl });
   };
 }
 

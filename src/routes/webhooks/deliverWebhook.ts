@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import type { DeliveryResult } from "../../domain/webhooks/delivery.ts";
 import { apiError, ApiError } from "../../errors/index.ts";
-import { clientIp } from "../../http/auth.ts";
+import { clientNetwork } from "../../http/auth.ts";
 import { rateLimitHeaders, takeOrRefuse, type BucketRule, type Decision } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
 
@@ -43,7 +43,7 @@ export default function deliverWebhook(app: App, ctx: Services): void {
         // The per-address bucket is taken before the body is read; its refusals are not recorded.
         // The headers of a request it lets through are written once, by the handler.
         onRequest: async (request) => {
-          addressDecisions.set(request, takeOrRefuse(ctx.limiter, request, [{ rule: HOOK_PER_ADDRESS, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl }));
+          addressDecisions.set(request, takeOrRefuse(ctx.limiter, request, [{ rule: HOOK_PER_ADDRESS, key: clientNetwork(request) }], { baseUrl: ctx.config.baseUrl }));
           return Promise.resolve();
         },
       },

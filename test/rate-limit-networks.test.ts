@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectError } from "./helpers/apps.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+const from = (address: string, headers: Record<string, string> = {}) => ({ headers: { "x-forwarded-for": address, ...headers } });
+/** Address `i` of one IPv6 /64, and of another. */
+const inNet = (i: number) => `2001:db8:7:7::${(i + 1).toString(16)}`;
+const elsewhere = "2001:db8:7:8::1";
+
+/**
+ * Every per-address limit counts an IPv6 client by its /64 (auth.ts clientNetwork): one client
+ * holds billions of addresses, and counted one by one they escaped every limit but anonymous
+ * creates and OAuth registrations. Another address of the same /64 is refused once the first has
+ * used the bucket up; an address of another /64 is not.
+ */
+describe("per-address limits count an IPv6 client's /64", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ env: { TRUST_PROXY: "1" } });
+  });
+  afterAll(async () => server.close());
+
+  it("pairing starts: 30 a minute for the whole /64", async () => {
+    for (let i = 0; i < 30; i++) expect((await server.client.post("/api/pair/start", {}, from(inNet(i % 3)))).status).toBe(200);
+    expectError(await server.client.post("/api/pair/start", {}, from(inNet(9))), 429, "rate_limited");
+    expect((await server.client.post("/api/pair/start", {}, from(elsewhere))).status).toBe(200);
+  });
+
+  it("sign-ups: 5 a minute for the whole /64", async () => {
+    const signup = (n: number, address: string) => {
+      const handle = `net${Date.now().toString(36)}${n}`;
+      return server.client.post("/api/auth/signup", { email: `${handle}@example.test`, handle, password: "correct horse battery staple" }, from(address));
+    };
+    for (let i = 0; i < 5; i++) expect((await signup(i, inNet(20 + i))).status).toBe(201);
+    expectError(await signup(5, inNet(30)), 429, "rate_limited");
+    expect((await signup(6, elsewhere)).status).toBe(201);
+  });
+
+  it("abuse reports: 5 an hour for the whole /64", async () => {
+    const app = await server.client.post("/app", { module: `export const manifest = { id: "reported", routes: { a: { access: "read" } } };\nexport default { async fetch() { return Response.json({ ok: true, value: 1 }); } };` }, from("192.0.2.50"));
+    expect(app.status).toBe(201);
+    const report = (address: string) => server.client.post(`/app/${app.body.id}/report`, { reason: "spam", details: "d" }, from(address, { origin: server.config.baseUrl }));
+    for (let i = 0; i < 5; i++) expect((await report(inNet(40 + i))).status).toBe(201);
+    expectError(await report(inNet(50)), 429, "rate_limited");
+    expect((await report(elsewhere)).status).toBe(201);
+  });
+});
