@@ -34,8 +34,9 @@ export default function appDomains(app: App, ctx: Services): void {
     return back(reply, o, "domains");
   };
 
+  // Domains and their TXT values are the owner's business, as the API lists them (DECISIONS §12).
   app.get("/apps/:id/domains", { schema: { ...summary("custom domains"), params: Params } }, async (request, reply) => {
-    const o = await open(request, request.params.id, reply);
+    const o = await manage(request, request.params.id, reply);
     return o === null ? reply : render(reply, o, null);
   });
   app.post(
