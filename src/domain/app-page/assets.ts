@@ -40,6 +40,20 @@ export function checkAssetKey(key: string): string {
   return key;
 }
 
+/** Where a template listing keeps its cover and screenshots (templates/media.ts), among the app's assets. */
+export const TEMPLATE_MEDIA_PREFIX = "template-media/";
+
+/**
+ * A key the asset routes may write or delete: any valid key but the template listing's, which
+ * change only through the listing (`app:template-edit`, and images only).
+ */
+export function checkUploadKey(key: string): string {
+  if (checkAssetKey(key).startsWith(TEMPLATE_MEDIA_PREFIX)) {
+    throw apiError("asset_invalid_key", `keys under ${TEMPLATE_MEDIA_PREFIX} are the template listing's cover and screenshots; change them through the listing`);
+  }
+  return key;
+}
+
 /** The stored form of an allowed content type (lower case, no parameters); 400 otherwise. */
 export function checkContentType(raw: string): string {
   const type = (raw.split(";")[0] ?? "").trim().toLowerCase();

@@ -1,4 +1,5 @@
 import { apiError } from "../../errors/index.ts";
+import { TEMPLATE_MEDIA_PREFIX } from "../app-page/assets.ts";
 
 /** Raster formats a listing shows, by their first bytes. SVG is not among them: it can carry script. */
 const SIGNATURES: { type: string; ext: string; matches: (b: Buffer) => boolean }[] = [
@@ -22,5 +23,5 @@ export function checkImage(declared: string, data: Buffer): string {
 
 /** Where a media item's bytes live among the app's assets. */
 export function mediaAssetKey(id: string, type: string): string {
-  return `template-media/${id}.${SIGNATURES.find((s) => s.type === type)?.ext ?? "bin"}`;
+  return `${TEMPLATE_MEDIA_PREFIX}${id}.${SIGNATURES.find((s) => s.type === type)?.ext ?? "bin"}`;
 }

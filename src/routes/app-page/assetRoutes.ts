@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
+import { checkUploadKey } from "../../domain/app-page/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { OkOnly, ok } from "../../http/schemas.ts";
@@ -97,7 +98,7 @@ export default function assetRoutes(app: App, ctx: Services): void {
     async (request) => {
       const record = await ctx.apps.find(request.params.id);
       await requireAssetUser(ctx, request, await principalWithQueryToken(ctx, request), record);
-      if (!(await ctx.assets.delete(record.id, request.params["*"]))) throw apiError("not_found", `no asset ${request.params["*"]}`);
+      if (!(await ctx.assets.delete(record.id, checkUploadKey(request.params["*"])))) throw apiError("not_found", `no asset ${request.params["*"]}`);
       return { ok: true as const };
     },
   );

@@ -1,7 +1,7 @@
 import multipart from "@fastify/multipart";
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
-import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/app-page/assets.ts";
+import { ASSET_MAX_BYTES, assetTooLarge, checkUploadKey } from "../../domain/app-page/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalOf } from "../../http/auth.ts";
 import { readUpload } from "../../http/multipart.ts";
@@ -37,7 +37,7 @@ export default function uploadAsset(app: App, ctx: Services): void {
         const file = upload.file;
         if (key === null || key === "") throw apiError("invalid_request", "the multipart field key is missing");
         if (file === null) throw apiError("invalid_request", "the multipart field file is missing");
-        const stored = await ctx.assets.put(record.id, checkAssetKey(key), file.mimetype, file.data);
+        const stored = await ctx.assets.put(record.id, checkUploadKey(key), file.mimetype, file.data);
         return reply.status(201).send({ ok: true as const, key: stored.key, url: stored.url, sizeBytes: stored.sizeBytes });
       },
     );

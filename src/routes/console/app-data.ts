@@ -4,7 +4,7 @@ import { authorizeActivity } from "../../domain/diagnostics/access.ts";
 import { ownerSecretScope } from "../../domain/secrets/access.ts";
 import { apiError } from "../../errors/index.ts";
 import { can, requirePermission } from "../../domain/access/access.ts";
-import { ASSET_QUOTA_BYTES } from "../../domain/app-page/assets.ts";
+import { ASSET_QUOTA_BYTES, checkUploadKey } from "../../domain/app-page/assets.ts";
 import type { ShareRole } from "../../domain/shares/shares.ts";
 import type { App } from "../../http/types.ts";
 import { assetsTab, sharesTab, feedbackTab, secretsTab } from "../../web/pages/console/tabs.ts";
@@ -49,7 +49,7 @@ export default function appData(app: App, ctx: Services): void {
       if (o === null) return reply;
       // As DELETE /app/{id}/assets/*: those who may edit the app change its assets.
       requirePermission(o.role, o.app, "source:write");
-      if (!(await ctx.assets.delete(o.app.id, request.body.key))) throw apiError("not_found", `no asset ${request.body.key}`);
+      if (!(await ctx.assets.delete(o.app.id, checkUploadKey(request.body.key)))) throw apiError("not_found", `no asset ${request.body.key}`);
       return back(reply, o, "assets");
     },
   );

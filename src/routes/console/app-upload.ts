@@ -1,7 +1,7 @@
 import multipart from "@fastify/multipart";
 import type { Services } from "../../services.ts";
 import { requirePermission } from "../../domain/access/access.ts";
-import { ASSET_MAX_BYTES, assetTooLarge, checkAssetKey } from "../../domain/app-page/assets.ts";
+import { ASSET_MAX_BYTES, assetTooLarge, checkUploadKey } from "../../domain/app-page/assets.ts";
 import { apiError } from "../../errors/index.ts";
 import { readUpload } from "../../http/multipart.ts";
 import type { App } from "../../http/types.ts";
@@ -29,7 +29,7 @@ export default function appUpload(app: App, ctx: Services): void {
         const key = upload.fields.key?.trim() ?? "";
         if (key === "") throw apiError("invalid_request", "name the asset (its key)");
         if (upload.file === null || upload.file.data.length === 0) throw apiError("invalid_request", "choose a file to upload");
-        await ctx.assets.put(o.app.id, checkAssetKey(key), upload.file.mimetype, upload.file.data);
+        await ctx.assets.put(o.app.id, checkUploadKey(key), upload.file.mimetype, upload.file.data);
         return back(reply, o, "assets");
       },
     );
