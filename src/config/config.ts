@@ -43,6 +43,8 @@ export interface Config {
    * balancer stops sending before the drain starts. 0 (one instance, no balancer): drain at once.
    */
   shutdownGraceMs: number;
+  /** How long a client may take to send a whole request (headers and body) before it is answered 408 and closed. */
+  requestTimeoutMs: number;
   /**
    * Which proxies' `X-Forwarded-For` (or `Forwarded`) names the client, for rate limits, logs and
    * webhook records: false (none: the socket's address), a hop count, or addresses and CIDRs.
@@ -120,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
     buildLeaseMs: integer(env, "BUILD_LEASE_MS", 30_000, 100, 3_600_000),
     buildRetryMs: integer(env, "BUILD_RETRY_MS", 2_000, 10, 600_000),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 0, 0, 600_000),
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 120_000, 1_000, 3_600_000),
     trustProxy: trustProxy(nonEmpty(env.TRUST_PROXY)),
   };
 }

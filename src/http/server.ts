@@ -37,7 +37,7 @@ function trustProxyOption(trust: false | number | string[]): boolean | string[] 
 /** What the server is made of: the logger, the config it reads, and what telling callers apart takes (fair share). */
 export interface ServerDeps extends AuthDeps {
   log: Logger;
-  config: Pick<Config, "baseUrl" | "trustProxy">;
+  config: Pick<Config, "baseUrl" | "trustProxy" | "requestTimeoutMs">;
   /** Where each answered request is counted, when metrics are kept. */
   metrics: Metrics | null;
   /** Custom domains: which app a request's Host is (custom-hosts.ts). */
@@ -70,6 +70,14 @@ export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes:
     bodyLimit: DEFAULT_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
     return503OnClosing: true,
+    // A request sent slowly enough held its connection for ever (Fastify turns Node's limit off):
+    // one client could hold every file descriptor. Node checks it every connectionsCheckingInterval,
+    // and only while headersTimeout is no longer than it.
+    requestTimeout: ctx.config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, ctx.config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(ctx.config.requestTimeoutMs / 4)),
+    },
     // TRUST_PROXY: only then does X-Forwarded-For name the client (rate limits, logs, records).
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     frameworkErrors: frameworkError,
