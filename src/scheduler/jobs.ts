@@ -17,6 +17,8 @@ export interface JobDeps {
   builds: Sweeps;
   renderTokens: Sweeps;
   tokens: Sweeps;
+  sessions: Sweeps;
+  emailVerification: Sweeps;
   snapshots: { sweepValues(): Promise<unknown> };
   auditLog: Sweeps;
   abuseReports: Sweeps;
@@ -35,8 +37,9 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
 /**
  * Every periodic job but the reaper (which app.ts builds, for tests to drive), each claimed per
  * period through the leases table: routine ticks and the retention sweeps (activity 90 days;
- * delivery bodies 30 days, records 90 days; render tokens once expired, and app tokens of apps
- * never made; snapshot values no snapshot refers to, such as those of deleted apps; values an op
+ * delivery bodies 30 days, records 90 days; render tokens once expired, app tokens of apps never
+ * made, and user tokens a month after they expired or were revoked; sessions past their end and
+ * verification links a day past theirs; snapshot values no snapshot refers to, such as those of deleted apps; values an op
  * wrote after its app was deleted; the audit log and abuse reports a year; the outbox's messages
  * 30 days; the authorization server's codes, tokens and grants once expired; custom domains'
  * visitors' stores idle a year; with S3, every 5 minutes, blob objects nothing refers to, 10
@@ -50,7 +53,9 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "idempotency-sweep", everyMs: HOUR, run: () => ctx.idempotency.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "build-sweep", everyMs: HOUR, run: () => ctx.builds.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "render-token-sweep", everyMs: HOUR, run: () => ctx.renderTokens.sweep().then(() => undefined) });
-  ctx.scheduler.add({ name: "app-token-sweep", everyMs: HOUR, run: () => ctx.tokens.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "token-sweep", everyMs: HOUR, run: () => ctx.tokens.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "session-sweep", everyMs: HOUR, run: () => ctx.sessions.sweep().then(() => undefined) });
+  ctx.scheduler.add({ name: "verification-sweep", everyMs: HOUR, run: () => ctx.emailVerification.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "audit-sweep", everyMs: HOUR, run: () => ctx.auditLog.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "abuse-report-sweep", everyMs: HOUR, run: () => ctx.abuseReports.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "outbox-sweep", everyMs: HOUR, run: () => ctx.mailer.sweep().then(() => undefined) });

@@ -25,6 +25,10 @@ export const ACCOUNT_SUSPENDED = "this account is suspended by the operator";
 
 export const USER_TOKEN_DEFAULT_DAYS = 7;
 export const PAIRED_TOKEN_DAYS = 30;
+/** Live user tokens one person may hold: minted and paired together (each lives 7 or 30 days). */
+export const USER_TOKENS_MAX = 100;
+/** How long an expired or revoked user token stays a row: it still answers `token_revoked` or `token_expired`. */
+const DEAD_USER_TOKEN_KEEP_MS = 30 * DAY;
 // lastUsedAt is for people reading a token list; minute precision spares a write per request.
 const TOUCH_EVERY_MS = MINUTE;
 /** Tokens whose last touch this process remembers (oldest forgotten first). */
@@ -124,6 +128,7 @@ export class Tokens {
   /** Given `audit` (a person asked for it), the mint and its audit row commit together (DECISIONS §15). */
   async mintUserToken(userId: string, options: { name?: string | null; days?: number; source?: "minted" | "paired" }, audit?: AuditContext): Promise<IssuedToken> {
     const days = options.days ?? USER_TOKEN_DEFAULT_DAYS;
+    await this.refuseOverCap(userId);
     const mint = (db: Kysely<Database>) => this.issue("user", { userId, name: options.name ?? null, source: options.source ?? "minted", ttlMs: days * DAY }, db);
     if (audit === undefined) return mint(this.db);
     return this.db.transaction().execute(async (trx) => {
@@ -131,6 +136,26 @@ export class Tokens {
       await writeAudit(trx, issued.createdAt, audit, { action: "token.mint", target: { kind: "token", id: issued.id }, detail: { name: options.name ?? null, days } });
       return issued;
     });
+  }
+
+  /**
+   * One person's live user tokens are capped: nothing else bounded how many rows one account could
+   * mint. Counted before the insert, not under a lock: a person's writes on one instance already go
+   * one at a time (fair share), so only concurrent mints on several instances pass it, by a few.
+   */
+  private async refuseOverCap(userId: string): Promise<void> {
+    const now = this.clock.now();
+    const live = await this.db
+      .selectFrom("tokens")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("user_id", "=", userId)
+      .where("kind", "=", "user")
+      .where("revoked_at", "is", null)
+      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+      .executeTakeFirstOrThrow();
+    if (Number(live.n) >= USER_TOKENS_MAX) {
+      throw apiError("too_many_requests", `you hold ${USER_TOKENS_MAX} live user tokens, the most one account may; revoke one (DELETE /api/token/{id}) before minting another`);
+    }
   }
 
   /** Inserts a token row and returns its plaintext, the only time anyone sees it. */
@@ -176,13 +201,21 @@ export class Tokens {
    * then). A deleted app's go with its row; a live app's expired ones still answer token_expired.
    */
   async sweep(): Promise<number> {
-    const result = await this.db
+    const now = this.clock.now();
+    const apps = await this.db
       .deleteFrom("tokens")
       .where("kind", "=", "app")
-      .where("expires_at", "<", this.clock.now() - DAY)
+      .where("expires_at", "<", now - DAY)
       .where(appGone("tokens"))
       .executeTakeFirst();
-    return Number(result.numDeletedRows);
+    // User tokens a month past their expiry or revocation: nothing reads them any more.
+    const dead = now - DEAD_USER_TOKEN_KEEP_MS;
+    const users = await this.db
+      .deleteFrom("tokens")
+      .where("kind", "=", "user")
+      .where((eb) => eb.or([eb("expires_at", "<", dead), eb("revoked_at", "<", dead)]))
+      .executeTakeFirst();
+    return Number(apps.numDeletedRows) + Number(users.numDeletedRows);
   }
 
   /** Revokes one of the user's tokens at once; 404 when the user has no such live token. */
