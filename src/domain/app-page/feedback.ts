@@ -8,7 +8,8 @@ import type { Database } from "../../store/index.ts";
 export const FEEDBACK_TEXT_MAX_BYTES = 16 * 1024;
 export const FEEDBACK_DATA_MAX_BYTES = 64 * 1024;
 export const FEEDBACK_WIRE_MAX_BYTES = 96 * 1024;
-const LIST_LIMIT = 200;
+/** What an app keeps: the newest 200, all the owner's list shows; older ones go as new ones come. */
+export const FEEDBACK_KEPT = 200;
 
 export interface FeedbackInput {
   text: string;
@@ -49,12 +50,31 @@ export class Feedback {
       .insertInto("feedback")
       .values({ id, app_id: app.id, text: input.text, structured_data: data, email: input.email ?? null, user_id: userId, revision: app.revision, created_at: this.clock.now() })
       .execute();
+    await this.trim(app.id);
     return id;
   }
 
-  /** Newest first, the latest 200. */
+  /**
+   * Drops what is past the newest FEEDBACK_KEPT: anyone who can open a public app may send it
+   * feedback, ~80 KiB a message, and it was all kept for ever where the owner saw only the newest.
+   */
+  private async trim(appId: string): Promise<void> {
+    const oldestKept = await this.newestFirst(appId).select(["created_at", "id"]).offset(FEEDBACK_KEPT - 1).limit(1).executeTakeFirst();
+    if (oldestKept === undefined) return;
+    await this.db
+      .deleteFrom("feedback")
+      .where("app_id", "=", appId)
+      .where((eb) => eb.or([eb("created_at", "<", oldestKept.created_at), eb.and([eb("created_at", "=", oldestKept.created_at), eb("id", ">", oldestKept.id)])]))
+      .execute();
+  }
+
+  private newestFirst(appId: string) {
+    return this.db.selectFrom("feedback").where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id");
+  }
+
+  /** Newest first: all that is kept. */
   async list(appId: string): Promise<FeedbackView[]> {
-    const rows = await this.db.selectFrom("feedback").selectAll().where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id").limit(LIST_LIMIT).execute();
+    const rows = await this.newestFirst(appId).selectAll().limit(FEEDBACK_KEPT).execute();
     return rows.map((r) => ({
       id: r.id,
       text: r.text,
