@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
+import { AUTHORIZATIONS_PER_NETWORK } from "../../src/routes/oauth/protocol.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";
 import { authorize, mcpWith, register, token } from "../helpers/oauth-client.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -269,6 +270,18 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
     let refused: Response | null = null;
     for (let i = 0; i < 80 && refused === null; i++) {
       const res = await fetch(`${base}/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: `https://127.0.0.1/${i}.json`, redirect_uri: REDIRECT, scope: "mcp" }).toString()}`, { redirect: "manual" });
+      if (res.status === 429) refused = res;
+      else await res.arrayBuffer();
+    }
+    expect(refused?.status).toBe(429);
+    expect(((await refused?.json()) as { error: string }).error).toBe("invalid_request");
+  });
+
+  it("every authorization is limited per network, a registered client's too: each is a row of its parameters", async () => {
+    let refused: Response | null = null;
+    for (let i = 0; i < AUTHORIZATIONS_PER_NETWORK.capacity + 1 && refused === null; i++) {
+      const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, scope: "mcp", code_challenge: "x".repeat(43), code_challenge_method: "S256", state: "s".repeat(4000) });
+      const res = await fetch(`${base}/oauth/authorize?${query.toString()}`, { redirect: "manual" });
       if (res.status === 429) refused = res;
       else await res.arrayBuffer();
     }

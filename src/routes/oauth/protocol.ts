@@ -15,6 +15,10 @@ export const REGISTRATIONS_PER_NETWORK: BucketRule = { name: "oauth-register:ip"
 // anyone may send one, so a network sends a few a minute, not a stream of fresh URLs.
 export const METADATA_CLIENTS_PER_NETWORK: BucketRule = { name: "oauth-cimd:ip", capacity: 60, windowMs: 10 * 60 * 1000 };
 
+// Every authorization a signed-out client starts is a row (the library's interaction, holding the
+// request's parameters) kept ten minutes and more: a person's agents start a few, not a stream.
+export const AUTHORIZATIONS_PER_NETWORK: BucketRule = { name: "oauth-authorize:ip", capacity: 120, windowMs: 10 * 60 * 1000 };
+
 /** A request over its network's allowance, answered in OAuth's shape (429, Retry-After). */
 function overAllowance(ctx: Services, rule: BucketRule, ip: string, res: ServerResponse, what: string): boolean {
   const decision = ctx.limiter.take([{ rule, key: networkOf(ip) }]);
@@ -30,7 +34,9 @@ function limited(ctx: Services, request: { method: string; url: string; ip: stri
   const [rawPath = "", query = ""] = request.url.split("?");
   const path = rawPath.toLowerCase().replace(/\/+$/, "");
   if (request.method === "POST" && path === "/oauth/register") return overAllowance(ctx, REGISTRATIONS_PER_NETWORK, request.ip, res, "client registrations");
-  if (path === "/oauth/authorize" && (new URLSearchParams(query).get("client_id") ?? "").startsWith("https://")) {
+  if (path !== "/oauth/authorize") return false;
+  if (overAllowance(ctx, AUTHORIZATIONS_PER_NETWORK, request.ip, res, "authorizations")) return true;
+  if ((new URLSearchParams(query).get("client_id") ?? "").startsWith("https://")) {
     return overAllowance(ctx, METADATA_CLIENTS_PER_NETWORK, request.ip, res, "authorizations of metadata-document clients");
   }
   return false;
