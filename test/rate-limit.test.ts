@@ -43,6 +43,14 @@ describe("token buckets", () => {
     expect(limiter.take([{ rule: FIVE, key: "b" }, { rule: SIXTY, key: "app" }])).toMatchObject({ allowed: true, limit: 5, remaining: 4 });
   });
 
+  it("makes no bucket for a refused request: a flood of caller-chosen keys behind an empty bucket holds nothing", () => {
+    const limiter = new RateLimiter(new ManualClock());
+    for (let i = 0; i < 5; i++) expect(limiter.take([{ rule: FIVE, key: "ip" }, { rule: SIXTY, key: `login-${i}` }]).allowed).toBe(true);
+    expect(limiter.size).toBe(6);
+    for (let i = 5; i < 1005; i++) expect(limiter.take([{ rule: FIVE, key: "ip" }, { rule: SIXTY, key: `login-${i}` }]).allowed).toBe(false);
+    expect(limiter.size).toBe(6);
+  });
+
   it("parks a caller that calls inside its wait: 60 s doubling to 300 s, then closed", () => {
     const clock = new ManualClock();
     const limiter = new RateLimiter(clock);

@@ -60,25 +60,35 @@ export class RateLimiter {
     this.lastSweep = clock.now();
   }
 
+  /** Buckets held (each a key some caller chose, such as a login name): for tests. */
+  get size(): number {
+    return this.buckets.size;
+  }
+
   take(checks: readonly BucketCheck[]): Decision {
     const now = this.clock.now();
     this.sweep(now);
-    const states = checks.map((check) => ({ check, id: bucketId(check), bucket: this.refill(check, now) }));
-
-    for (const { check, id } of states) {
-      const refusal = this.penaltyDecision(id, check.rule, now);
+    for (const check of checks) {
+      const refusal = this.penaltyDecision(bucketId(check), check.rule, now);
       if (refusal !== null) return refusal;
     }
-    const empty = states.find((s) => s.bucket.tokens < 1);
+    // The buckets there are decide; a missing one is full. Only a request that passes makes its
+    // buckets: keys come from the caller (a login name), and refused floods would pile them up.
+    const states = checks.map((check) => ({ check, id: bucketId(check), bucket: this.refill(check, now) }));
+    const empty = states.find((s): s is typeof s & { bucket: Bucket } => s.bucket !== null && s.bucket.tokens < 1);
     if (empty !== undefined) {
       const resetSec = secondsToNextToken(empty.bucket);
       this.penalties.set(empty.id, { waitUntil: now + resetSec * SECOND, parkedMs: 0 });
       return { allowed: false, limit: empty.bucket.capacity, remaining: 0, resetSec, rung: "throttled", refusedBy: empty.check.rule };
     }
-    for (const state of states) state.bucket.tokens -= 1;
     if (states.length === 0) return { allowed: true, limit: 0, remaining: 0, resetSec: 0 };
+    const taken = states.map(({ check, id, bucket }) => {
+      const held = bucket ?? this.create(id, check, now);
+      held.tokens -= 1;
+      return held;
+    });
 
-    const bucket = states.reduce((a, b) => (Math.floor(b.bucket.tokens) < Math.floor(a.bucket.tokens) ? b : a)).bucket;
+    const bucket = taken.reduce((a, b) => (Math.floor(b.tokens) < Math.floor(a.tokens) ? b : a));
     const remaining = Math.max(0, Math.floor(bucket.tokens));
     return { allowed: true, limit: bucket.capacity, remaining, resetSec: remaining > 0 ? 0 : secondsToNextToken(bucket) };
   }
@@ -107,17 +117,19 @@ export class RateLimiter {
     return { allowed: false, limit: rule.capacity, remaining: 0, resetSec, rung: closed ? "closed" : "parked", refusedBy: rule };
   }
 
-  private refill(check: BucketCheck, now: number): Bucket {
-    const id = bucketId(check);
-    const windowMs = check.rule.windowMs ?? MINUTE;
-    let bucket = this.buckets.get(id);
-    if (bucket === undefined) {
-      bucket = { tokens: check.rule.capacity, updatedAt: now, capacity: check.rule.capacity, ratePerMs: check.rule.capacity / windowMs };
-      this.buckets.set(id, bucket);
-      return bucket;
-    }
+  /** The bucket of `check`, refilled to `now`; null when there is none (it would be full). */
+  private refill(check: BucketCheck, now: number): Bucket | null {
+    const bucket = this.buckets.get(bucketId(check));
+    if (bucket === undefined) return null;
     bucket.tokens = Math.min(bucket.capacity, bucket.tokens + (now - bucket.updatedAt) * bucket.ratePerMs);
     bucket.updatedAt = now;
+    return bucket;
+  }
+
+  private create(id: string, check: BucketCheck, now: number): Bucket {
+    const windowMs = check.rule.windowMs ?? MINUTE;
+    const bucket = { tokens: check.rule.capacity, updatedAt: now, capacity: check.rule.capacity, ratePerMs: check.rule.capacity / windowMs };
+    this.buckets.set(id, bucket);
     return bucket;
   }
 
