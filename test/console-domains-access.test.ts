@@ -38,6 +38,9 @@ describe("the console's domains tab", () => {
       const page = await server.client.get(`/apps/${appId}/domains`, { cookie: person.cookie, headers: { accept: "text/html" } });
       expect({ who, status: page.status, leaksHost: page.text.includes("shop.example.com"), leaksTxt: page.text.includes(value) }).toEqual({ who, status: who === "endUser" ? 404 : 403, leaksHost: false, leaksTxt: false });
     }
+    // Nor is the tab offered to them.
+    const overview = await server.client.get(`/apps/${appId}`, { cookie: people.viewer.cookie, headers: { accept: "text/html" } });
+    expect({ status: overview.status, offersDomains: overview.text.includes(`/apps/${appId}/domains`) }).toEqual({ status: 200, offersDomains: false });
     const mine = await server.client.get(`/apps/${appId}/domains`, { cookie: owner.cookie, headers: { accept: "text/html" } });
     expect({ status: mine.status, showsTxt: mine.text.includes(value) }).toEqual({ status: 200, showsTxt: true });
   });

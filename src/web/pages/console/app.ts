@@ -20,6 +20,9 @@ const TABS: readonly [AppTab, string][] = [
   ["diagnostics", "Diagnostics"],
 ];
 
+/** Tabs only those with the owner's rights may open (their routes refuse everyone else). */
+const OWNER_TABS: ReadonlySet<AppTab> = new Set(["domains"]);
+
 /** Where a tab lives. */
 export function tabPath(appId: string, tab: AppTab): string {
   return tab === "overview" ? `/apps/${appId}` : `/apps/${appId}/${tab}`;
@@ -36,7 +39,7 @@ export function appPage(options: { handle: string; app: AppRecord; tab: AppTab; 
     handle: options.handle,
     body: html`<p><a href="/">← Your apps</a></p>
 <h1>${app.displayName}</h1>
-<nav aria-label="App sections"><ul class="tabs">${TABS.map(
+<nav aria-label="App sections"><ul class="tabs">${TABS.filter(([id]) => options.ownerRights || !OWNER_TABS.has(id)).map(
       ([id, name]) => html`<li><a href="${tabPath(app.id, id)}"${id === tab && html` aria-current="page"`}>${name}</a></li>`,
     )}</ul></nav>
 ${notice !== undefined && html`<p class="notice" role="status" id="suspension-notice">${notice}</p>`}
