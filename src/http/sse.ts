@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { SECOND } from "../config/clock.ts";
 import { apiError, type ApiError } from "../errors/index.ts";
+import { clientNetwork } from "./auth.ts";
 import type { StreamQuota } from "./stream-quota.ts";
 import type { App } from "./types.ts";
 
@@ -55,7 +56,7 @@ export function eventStreams(app: App, quota: StreamQuota): (request: FastifyReq
     // A client that left while its request was checked has had its 'close' already: a stream
     // opened now would keep its place, its ping timer and its entry in `open` for ever.
     if (request.raw.socket.destroyed) throw apiError("invalid_request", "the client closed the connection before its stream opened");
-    const release = quota.take(options.holder);
+    const release = quota.take(options.holder, clientNetwork(request));
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {

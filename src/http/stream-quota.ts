@@ -5,22 +5,27 @@ import { apiError } from "../errors/index.ts";
 export const STREAMS_PER_HOLDER = 64;
 /** Open event streams in all, at most: half the process's descriptors, so files and sockets remain. */
 const STREAMS_IN_ALL_MAX = 10_000;
+/** The share of all one client network may hold, whoever holds them: it takes ten networks to fill the instance. */
+const NETWORK_SHARE = 10;
 
 /**
  * Places for open event streams, per process. A stream is a socket held open for as long as its
  * client likes (pings keep it alive), and `GET /app/{id}/events` is open to anyone who may view
  * the app: without a bound, one client opening streams would take every file descriptor, and
  * then the store, workerd's sockets and every other client would fail. One holder keeps
- * `perHolder` streams at most (429 `too_many_requests`), and all of them `inAll` (503
- * `service_busy`), whichever comes first.
+ * `perHolder` streams at most (429 `too_many_requests`); one client network (clientNetwork) a
+ * tenth of all, however many accounts it signs up as holders (429 too); and all of them `inAll`
+ * (503 `service_busy`), whichever comes first.
  */
 export class StreamQuota {
   private readonly held = new Map<string, number>();
+  private readonly fromNetwork = new Map<string, number>();
   private open = 0;
 
   constructor(
     readonly perHolder = STREAMS_PER_HOLDER,
     readonly inAll = Math.min(STREAMS_IN_ALL_MAX, Math.floor(openFilesLimit() / 2)),
+    readonly perNetwork = Math.max(perHolder, Math.floor(inAll / NETWORK_SHARE)),
   ) {}
 
   /** Streams open now. */
@@ -28,23 +33,27 @@ export class StreamQuota {
     return this.open;
   }
 
-  /** Takes a place for one of `holder`'s streams, or throws; the returned function gives it back (once). */
-  take(holder: string): () => void {
+  /** Takes a place for one of `holder`'s streams from `network`, or throws; the returned function gives it back (once). */
+  take(holder: string, network: string): () => void {
     const mine = this.held.get(holder) ?? 0;
     if (mine >= this.perHolder) {
       throw apiError("too_many_requests", `this client has ${mine} event streams open, the most it may; close one before opening another`);
     }
+    const ours = this.fromNetwork.get(network) ?? 0;
+    if (ours >= this.perNetwork) {
+      throw apiError("too_many_requests", `this client's network has ${ours} event streams open, the most one network may; close some before opening another`);
+    }
     if (this.open >= this.inAll) throw apiError("service_busy", "this instance holds as many event streams as it can; try again shortly");
-    this.held.set(holder, mine + 1);
+    count(this.held, holder, 1);
+    count(this.fromNetwork, network, 1);
     this.open += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.open -= 1;
-      const left = (this.held.get(holder) ?? 1) - 1;
-      if (left === 0) this.held.delete(holder);
-      else this.held.set(holder, left);
+      count(this.held, holder, -1);
+      count(this.fromNetwork, network, -1);
     };
   }
 
@@ -52,6 +61,13 @@ export class StreamQuota {
   get size(): { open: number; holders: number } {
     return { open: this.open, holders: this.held.size };
   }
+}
+
+/** Adds `by` to `key`'s count, forgetting it at 0. */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next <= 0) counts.delete(key);
+  else counts.set(key, next);
 }
 
 /** The process's soft limit on open files (Linux); 20,000 where it cannot be read. */
