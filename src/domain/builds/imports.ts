@@ -36,6 +36,14 @@ const NPM_SPECIFIER = /^npm:((?:@[^/@]+\/)?[^/@]+)(?:@([^/]+))?(\/.*)?$/;
 const PACKAGE_NAME = /^(?:@[a-z0-9-*~][a-z0-9-*._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
 
 /**
+ * Whether `name` may be a package's: the app's imports are held to it, and so is every name a
+ * registry lists as a dependency, since each becomes a folder of the build (`node_modules/<name>`).
+ */
+export function isPackageName(name: string): boolean {
+  return name.length <= 214 && PACKAGE_NAME.test(name);
+}
+
+/**
  * Every import of `program` (parsed from `source`), refusing the kinds no build can serve:
  * 400 app_build_unsupported.
  */
@@ -102,7 +110,7 @@ function lineIndex(source: string): (offset: number) => Where {
 function parseNpm(specifier: string, at: Where): NpmImport {
   const match = NPM_SPECIFIER.exec(specifier);
   const name = match?.[1];
-  if (match === null || name === undefined || name.length > 214 || !PACKAGE_NAME.test(name)) {
+  if (match === null || name === undefined || !isPackageName(name)) {
     throw unsupported(specifier, at, "write npm:<name>[@<version range>][/<subpath>], e.g. npm:nanoid@5 or npm:date-fns@4/format");
   }
   const range = match[2] ?? "latest";

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { version as esbuildVersion } from "esbuild";
 import { parseModule } from "../source/manifest.ts";
 import { BuildError } from "./build-error.ts";
@@ -52,7 +52,7 @@ export class BuildPipeline {
     try {
       const budget: UnpackBudget = { used: 0 };
       for (const placed of resolution.packages) {
-        await unpackTarball(await this.tarball(placed), join(work, placed.dir), budget, `${placed.name}@${placed.version.version}`);
+        await unpackTarball(await this.tarball(placed), inside(work, placed.dir), budget, `${placed.name}@${placed.version.version}`);
       }
       const bundle = await bundleModule(module, work);
       await stage("validating");
@@ -86,4 +86,11 @@ export class BuildPipeline {
 export function lockDigest(direct: DirectLock): string {
   const versions = Object.fromEntries(Object.keys(direct).sort().map((name) => [name, direct[name]?.version]));
   return createHash("sha256").update(JSON.stringify(versions)).digest("hex");
+}
+
+/** `dir` under `work`, refused if it leads anywhere else (the resolver checks names; this checks the path). */
+function inside(work: string, dir: string): string {
+  const target = resolve(work, dir);
+  if (!target.startsWith(work + sep)) throw new BuildError("app_build_failed", `a package would unpack outside the build's folder (${dir.slice(0, 240)})`);
+  return target;
 }

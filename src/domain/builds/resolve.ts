@@ -1,6 +1,6 @@
 import semver from "semver";
 import { BuildError } from "./build-error.ts";
-import type { NpmImport } from "./imports.ts";
+import { isPackageName, type NpmImport } from "./imports.ts";
 import type { Packument, PackumentVersion, Registry } from "./registry.ts";
 
 export const PACKAGE_CAP = 300;
@@ -79,6 +79,8 @@ export async function resolveImports(registry: Registry, imports: NpmImport[], p
   // Breadth first, so shallower dependents claim the higher places.
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
     for (const [name, range] of Object.entries(next.deps)) {
+      // The registry names these, not the app: `../../x` would be a folder outside the build's.
+      if (!isPackageName(name)) throw new BuildError("app_build_failed", `${next.node.dir} depends on ${JSON.stringify(name.slice(0, 240))}, which no npm package can be named`, { specifier: next.specifier });
       if (satisfiedFrom(next.node, name, range)) continue;
       const doc = await packument(name, next.specifier);
       const version = pick(doc, range, registry.minReleaseAgeMs, now);
