@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../src/config/clock.ts";
 import { KEY_FILE, loadSecretsKey } from "../src/domain/secrets/key.ts";
 import { open, scopeOf, seal } from "../src/domain/secrets/seal.ts";
-import { Secrets, type SecretScope } from "../src/domain/secrets/secrets.ts";
+import { Secrets, SECRETS_PER_APP, type SecretScope } from "../src/domain/secrets/secrets.ts";
 import { ApiError } from "../src/errors/index.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { insertApp, openTestStore, type TestStore } from "./helpers/store.ts";
@@ -95,6 +95,16 @@ describeEachDialect("secrets store", (dialect) => {
     await expect(secrets.create(s, "B", "again")).rejects.toMatchObject({ kind: "secret_already_exists" });
     await expect(secrets.delete(s, "NOT_THERE")).rejects.toMatchObject({ kind: "secret_not_found" });
     expect(await secrets.version(s)).toBe(before);
+  });
+
+  it(`holds at most ${SECRETS_PER_APP} secrets an app: a new one past that is refused, a replacement is not`, async () => {
+    const full = { ...scope, manifestId: "full" };
+    await insertApp(store, randomUUID(), { userId: scope.ownerUserId, manifestId: "full" });
+    for (let i = 0; i < SECRETS_PER_APP; i++) await secrets.put(full, `KEY_${i}`, "v");
+    await expect(secrets.create(full, "ONE_MORE", "v")).rejects.toMatchObject({ kind: "invalid_request", status: 400 });
+    await expect(secrets.put(full, "ONE_MORE", "v")).rejects.toMatchObject({ kind: "invalid_request", status: 400 });
+    expect(await secrets.put(full, "KEY_0", "replaced")).toEqual({ created: false });
+    expect((await secrets.names(full)).length).toBe(SECRETS_PER_APP);
   });
 
   it("writes nothing to a scope no app holds any more (its app deleted, or moved, since it was read)", async () => {

@@ -11,6 +11,8 @@ const versionOfScope = new PreparedQuery(2, (db, ownerUserId: string, manifestId
 
 export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
 export const SECRET_VALUE_CAP = 8 * 1024;
+/** Secrets one app holds at most: each is up to 8 KiB sealed, and a name per credential is plenty. */
+export const SECRETS_PER_APP = 100;
 
 /** Whose secrets: an owner's, for one manifest id. */
 export interface SecretScope {
@@ -47,6 +49,7 @@ export class Secrets {
     try {
       await this.db.transaction().execute(async (trx) => {
         await this.lockScope(trx, scope);
+        await roomFor(trx, scope);
         await trx.insertInto("secrets").values(row).execute();
         await bumpVersion(trx, scope);
       });
@@ -69,7 +72,10 @@ export class Secrets {
           .where("manifest_id", "=", scope.manifestId)
           .where("name", "=", name)
           .executeTakeFirst();
-        if (updated.numUpdatedRows === 0n) await trx.insertInto("secrets").values(row).execute();
+        if (updated.numUpdatedRows === 0n) {
+          await roomFor(trx, scope);
+          await trx.insertInto("secrets").values(row).execute();
+        }
         await bumpVersion(trx, scope);
         return { created: updated.numUpdatedRows === 0n };
       });
@@ -198,4 +204,15 @@ function checkName(name: string): void {
   if (!SECRET_NAME.test(name)) {
     throw apiError("invalid_secret_name", `secret names match ^[A-Z][A-Z0-9_]{0,63}$ (upper case, digits, underscores), got "${name.slice(0, 80)}"`);
   }
+}
+
+/** Refuses a new secret past SECRETS_PER_APP (the caller holds the scope's app: the count stands until it commits). */
+async function roomFor(trx: Kysely<Database>, scope: SecretScope): Promise<void> {
+  const held = await trx
+    .selectFrom("secrets")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("owner_user_id", "=", scope.ownerUserId)
+    .where("manifest_id", "=", scope.manifestId)
+    .executeTakeFirstOrThrow();
+  if (Number(held.n) >= SECRETS_PER_APP) throw apiError("invalid_request", `an app holds at most ${SECRETS_PER_APP} secrets; delete one before adding another`);
 }
