@@ -142,8 +142,7 @@ export class Apps {
   async load(id: string, actor: Actor, permission: AppPermission): Promise<{ app: AppRecord; role: AppRole }> {
     const app = await this.find(id);
     const role = requirePermission(await this.roleOf(actor, app), app, permission);
-    // A render token is the page's, and the page's own code holds it: whoever the page was
-    // opened for, it views, never reads or writes the source (DECISIONS §3), nor manages.
+    // A render token is the page's, held by its own code: it views, whoever's page (DECISIONS §3).
     if (actor?.kind === "render" && permission !== "view") throw apiError("forbidden", "a render token opens the app's page; reading or changing the app needs the person's own token or session");
     return { app, role };
   }
