@@ -151,7 +151,7 @@ export function clientIp(request: FastifyRequest): string {
  * (networkOf), since one IPv6 client holds billions of addresses and counting each would count
  * nothing.
  */
-export function clientNetwork(request: FastifyRequest): string {
+export function clientNetwork(request: Pick<FastifyRequest, "ip">): string {
   return networkOf(request.ip);
 }
 

@@ -144,14 +144,8 @@ export class Tokens {
    * one at a time (fair share), so only concurrent mints on several instances pass it, by a few.
    */
   private async refuseOverCap(userId: string): Promise<void> {
-    const now = this.clock.now();
-    const live = await this.db
-      .selectFrom("tokens")
+    const live = await this.liveUserTokens(userId)
       .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("user_id", "=", userId)
-      .where("kind", "=", "user")
-      .where("revoked_at", "is", null)
-      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
       .executeTakeFirstOrThrow();
     if (Number(live.n) >= USER_TOKENS_MAX) {
       throw apiError("too_many_requests", `you hold ${USER_TOKENS_MAX} live user tokens, the most one account may; revoke one (DELETE /api/token/{id}) before minting another`);
@@ -173,17 +167,19 @@ export class Tokens {
     return { id, token: minted.plaintext, createdAt: now, expiresAt };
   }
 
-  async listUserTokens(userId: string): Promise<UserTokenView[]> {
+  /** The person's user tokens neither revoked nor expired: those listed, and those the cap counts. */
+  private liveUserTokens(userId: string) {
     const now = this.clock.now();
-    const rows = await this.db
+    return this.db
       .selectFrom("tokens")
-      .selectAll()
       .where("user_id", "=", userId)
       .where("kind", "=", "user")
       .where("revoked_at", "is", null)
-      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
-      .orderBy("created_at", "desc")
-      .execute();
+      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]));
+  }
+
+  async listUserTokens(userId: string): Promise<UserTokenView[]> {
+    const rows = await this.liveUserTokens(userId).selectAll().orderBy("created_at", "desc").execute();
     return rows.map((row) => ({
       id: row.id,
       name: row.name,

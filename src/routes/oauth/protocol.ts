@@ -4,7 +4,7 @@ import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { apiError } from "../../errors/index.ts";
 import { OAUTH_ROUTES } from "../../domain/oauth/provider.ts";
-import { networkOf } from "../../http/rate-limit/network.ts";
+import { clientNetwork } from "../../http/auth.ts";
 import type { BucketRule } from "../../lib/rate-limit.ts";
 
 // Every registration is a row kept while the client is in use; one network registers a few
@@ -20,8 +20,8 @@ export const METADATA_CLIENTS_PER_NETWORK: BucketRule = { name: "oauth-cimd:ip",
 export const AUTHORIZATIONS_PER_NETWORK: BucketRule = { name: "oauth-authorize:ip", capacity: 120, windowMs: 10 * 60 * 1000 };
 
 /** A request over its network's allowance, answered in OAuth's shape (429, Retry-After). */
-function overAllowance(ctx: Services, rule: BucketRule, ip: string, res: ServerResponse, what: string): boolean {
-  const decision = ctx.limiter.take([{ rule, key: networkOf(ip) }]);
+function overAllowance(ctx: Services, rule: BucketRule, request: { ip: string }, res: ServerResponse, what: string): boolean {
+  const decision = ctx.limiter.take([{ rule, key: clientNetwork(request) }]);
   if (decision.allowed) return false;
   res.writeHead(429, { "content-type": "application/json; charset=utf-8", "retry-after": String(Math.max(1, decision.resetSec)), "cache-control": "no-store" });
   res.end(JSON.stringify({ error: "invalid_request", error_description: `too many ${what} from this network; try again later` }));
@@ -33,11 +33,11 @@ function limited(ctx: Services, request: { method: string; url: string; ip: stri
   // The library matches paths case-insensitively and without a trailing slash: so do the limits.
   const [rawPath = "", query = ""] = request.url.split("?");
   const path = rawPath.toLowerCase().replace(/\/+$/, "");
-  if (request.method === "POST" && path === "/oauth/register") return overAllowance(ctx, REGISTRATIONS_PER_NETWORK, request.ip, res, "client registrations");
+  if (request.method === "POST" && path === "/oauth/register") return overAllowance(ctx, REGISTRATIONS_PER_NETWORK, request, res, "client registrations");
   if (path !== "/oauth/authorize") return false;
-  if (overAllowance(ctx, AUTHORIZATIONS_PER_NETWORK, request.ip, res, "authorizations")) return true;
+  if (overAllowance(ctx, AUTHORIZATIONS_PER_NETWORK, request, res, "authorizations")) return true;
   if ((new URLSearchParams(query).get("client_id") ?? "").startsWith("https://")) {
-    return overAllowance(ctx, METADATA_CLIENTS_PER_NETWORK, request.ip, res, "authorizations of metadata-document clients");
+    return overAllowance(ctx, METADATA_CLIENTS_PER_NETWORK, request, res, "authorizations of metadata-document clients");
   }
   return false;
 }
