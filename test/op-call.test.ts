@@ -58,6 +58,8 @@ describeEachDialect("POST /app/{id}/api/{operation}", (dialect) => {
 
     expectError(await server.client.post(`/app/${id}/api/bump`, { by: "two" }, { token }), 400, "invalid_input");
     expectError(await server.client.post(`/app/${id}/api/bump`, { by: 1, extra: true }, { token }), 400, "unexpected_keys");
+    // Only an empty body stands for {}: JSON null, an array or a number is not an object.
+    for (const raw of ["null", "[1]", "7"]) expectError(await server.client.post(`/app/${id}/api/bump`, undefined, { token, raw }), 400, "invalid_input");
     expectError(await server.client.post(`/app/${id}/api/nope`, {}, { token }), 404, "unknown_operation");
     expectError(await server.client.post(`/app/${id}/api/bump`, undefined, { token, raw: "{oops" }), 400, "invalid_request");
     expect(expectError(await server.client.post(`/app/${id}/api/fail`, {}, { token }), 422, "operation_failed").message).toContain("nope");

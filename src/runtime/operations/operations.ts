@@ -160,8 +160,9 @@ export class Operations {
     const access = route.access === "read" ? "read" : "write";
     if (c.role === "viewer" && access !== "read") throw apiError("forbidden", `viewers may call only read operations; "${op}" is a write operation`);
 
-    const input = c.input === undefined || c.input === null ? {} : c.input;
-    if (typeof input !== "object" || Array.isArray(input)) throw apiError("invalid_input", "the input must be a JSON object");
+    // Only an empty body is {} (DECISIONS §4); JSON `null` is a value, and not an object.
+    const input = c.input === undefined ? {} : c.input;
+    if (typeof input !== "object" || input === null || Array.isArray(input)) throw apiError("invalid_input", "the input must be a JSON object");
     const schema = await this.schemas.get(`${app.id}:${app.revision}:${op}:in`, route.input);
     const checked = schema === null ? null : checkValue(schema, input);
     if (checked !== null && !checked.ok) {
