@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { openFilesLimit } from "./open-files.ts";
 
 /** Everything Brickyard reads from the environment, parsed once at boot (DECISIONS §0). */
 export interface Config {
@@ -45,6 +46,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** How long a client may take to send a whole request (headers and body) before it is answered 408 and closed. */
   requestTimeoutMs: number;
+  /** Client connections held at once (a tenth of them from one network when no proxy is trusted). */
+  maxConnections: number;
   /**
    * Which proxies' `X-Forwarded-For` (or `Forwarded`) names the client, for rate limits, logs and
    * webhook records: false (none: the socket's address), a hop count, or addresses and CIDRs.
@@ -123,6 +126,8 @@ export function loadConfig(env: Env = process.env): Config {
     buildRetryMs: integer(env, "BUILD_RETRY_MS", 2_000, 10, 600_000),
     shutdownGraceMs: integer(env, "SHUTDOWN_GRACE_MS", 0, 0, 600_000),
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 120_000, 1_000, 3_600_000),
+    // Three quarters of the descriptors: the store, workerd's sockets and served files keep the rest.
+    maxConnections: integer(env, "MAX_CONNECTIONS", Math.floor(openFilesLimit() * 0.75), 100, 10_000_000),
     trustProxy: trustProxy(nonEmpty(env.TRUST_PROXY)),
   };
 }

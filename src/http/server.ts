@@ -10,6 +10,7 @@ import { installFrameCors } from "./cors.ts";
 import { installRequestLog } from "./logging.ts";
 import { LazyRequestLogger } from "./request-logger.ts";
 import { clientError, expectationFailed, frameworkError } from "./client-errors.ts";
+import { capConnections } from "./connection-caps.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { installNulGuard } from "./nul-guard.ts";
 import { installNotFound, type RouteList } from "./method-not-allowed.ts";
@@ -37,7 +38,7 @@ function trustProxyOption(trust: false | number | string[]): boolean | string[] 
 /** What the server is made of: the logger, the config it reads, and what telling callers apart takes (fair share). */
 export interface ServerDeps extends AuthDeps {
   log: Logger;
-  config: Pick<Config, "baseUrl" | "trustProxy" | "requestTimeoutMs">;
+  config: Pick<Config, "baseUrl" | "trustProxy" | "requestTimeoutMs" | "maxConnections">;
   /** Where each answered request is counted, when metrics are kept. */
   metrics: Metrics | null;
   /** Custom domains: which app a request's Host is (custom-hosts.ts). */
@@ -89,6 +90,7 @@ export async function createServer(ctx: ServerDeps): Promise<{ app: App; routes:
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.server.on("checkExpectation", expectationFailed);
+  capConnections(app.server, { total: ctx.config.maxConnections, perNetwork: ctx.config.trustProxy === false });
   app.setValidatorCompiler(lazyValidators(validatorCompiler()));
   installRequestLog(app, ctx.log);
   const { metrics } = ctx;

@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
 import { apiError } from "../errors/index.ts";
+import { addCount } from "../lib/counts.ts";
+import { openFilesLimit } from "../config/open-files.ts";
 
 /** Open event streams one holder (a signed-in person, or else a client address) may keep: a tab each. */
 export const STREAMS_PER_HOLDER = 64;
@@ -44,41 +45,21 @@ export class StreamQuota {
       throw apiError("too_many_requests", `this client's network has ${ours} event streams open, the most one network may; close some before opening another`);
     }
     if (this.open >= this.inAll) throw apiError("service_busy", "this instance holds as many event streams as it can; try again shortly");
-    count(this.held, holder, 1);
-    count(this.fromNetwork, network, 1);
+    addCount(this.held, holder, 1);
+    addCount(this.fromNetwork, network, 1);
     this.open += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.open -= 1;
-      count(this.held, holder, -1);
-      count(this.fromNetwork, network, -1);
+      addCount(this.held, holder, -1);
+      addCount(this.fromNetwork, network, -1);
     };
   }
 
   /** Streams open now, and how many holders keep them. */
   get size(): { open: number; holders: number } {
     return { open: this.open, holders: this.held.size };
-  }
-}
-
-/** Adds `by` to `key`'s count, forgetting it at 0. */
-function count(counts: Map<string, number>, key: string, by: number): void {
-  const next = (counts.get(key) ?? 0) + by;
-  if (next <= 0) counts.delete(key);
-  else counts.set(key, next);
-}
-
-/** The process's soft limit on open files (Linux); 20,000 where it cannot be read. */
-function openFilesLimit(): number {
-  try {
-    const line = readFileSync("/proc/self/limits", "utf8")
-      .split("\n")
-      .find((row) => row.startsWith("Max open files"));
-    const soft = Number(line?.split(/\s{2,}/)[1]);
-    return Number.isFinite(soft) && soft > 0 ? soft : 20_000;
-  } catch {
-    return 20_000;
   }
 }
