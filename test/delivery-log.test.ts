@@ -23,7 +23,7 @@ describeEachDialect("webhook delivery log", (dialect) => {
   afterAll(async () => server.close());
 
   const stored = async () => (await server.ctx.db.selectFrom("webhook_deliveries").select(["status", "outcome"]).where("webhook_id", "=", hookId).execute()).length;
-  const result = (status: number): DeliveryResult => ({ ts: server.ctx.clock.now(), status, response: "{}", error: null, attempted: true, deferred: false, durationMs: 1 });
+  const result = (status: number): DeliveryResult => ({ ts: server.ctx.clock.now(), status, response: "{}", error: null, authenticated: true, attempted: true, deferred: false, durationMs: 1 });
   const deliveryWith = (log: DeliveryLog) => new WebhookDelivery(server.ctx.db, server.ctx.clock, server.ctx.runner, log);
   const forever = 3_600_000;
   const refused: unknown[] = [];

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { callAsOwner, createOwnedApp } from "./helpers/automation.ts";
-import { makeUser, type FixtureUser } from "./helpers/apps.ts";
+import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -52,6 +52,33 @@ describeEachDialect("webhooks with real-world payloads", (dialect) => {
     expect(log[1]).toMatchObject({ requestBytes: Buffer.byteLength(github), requestBody: github, requestTruncated: false });
     expect(log[0]).toMatchObject({ requestBytes: Buffer.byteLength(stripe), requestBody: stripe });
     expect(JSON.parse(log[1].responseBody)).toEqual({ ok: true, value: { key: githubKey } });
+  });
+
+  it("a request without the secret keeps 512 bytes of its body in the record, one with it the plan's 16 KiB", async () => {
+    const appId = await createOwnedApp(server, owner.token, "guarded-sink");
+    const hook = (await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "ingest" }, { token: owner.token })).body.webhook as { id: string; secret: string };
+    const event = { object: "event", id: "evt_big", padding: "x".repeat(10_000) };
+    expectError(await server.client.post(`/api/v1/hooks/${hook.id}`, event, { token: "svc_hook_wrong" }), 401, "unauthorized");
+    expectError(await server.client.post(`/api/v1/hooks/${hook.id}`, event), 401, "unauthorized");
+    expect((await server.client.post(`/api/v1/hooks/${hook.id}`, event, { token: hook.secret })).status).toBe(200);
+    const records = (await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries`, { token: owner.token })).body.deliveries as {
+      status: number;
+      requestBytes: number;
+      requestBody: string;
+      requestTruncated: boolean;
+    }[];
+    const sent = JSON.stringify(event);
+    expect(records.map((r) => [r.status, r.requestBytes, r.requestTruncated])).toEqual([
+      [200, sent.length, false],
+      [401, sent.length, true],
+      [401, sent.length, true],
+    ]);
+    expect(records[0]?.requestBody).toBe(sent);
+    for (const refused of records.slice(1)) {
+      expect(sent.startsWith(refused.requestBody)).toBe(true);
+      expect(Buffer.byteLength(refused.requestBody)).toBeLessThanOrEqual(512);
+      expect(Buffer.byteLength(refused.requestBody)).toBeGreaterThan(400);
+    }
   });
 
   it("parallel deliveries are each recorded once, committed together, with the webhook's outcome", async () => {

@@ -21,7 +21,7 @@ describeEachDialect("hostile: delivery records sharing a transaction", (dialect)
 
   const hookOn = async (token: string, manifestId: string) =>
     (await server.client.post(`/api/v1/apps/${await createOwnedApp(server, token, manifestId)}/webhooks`, { op: "whoami" }, { token })).body.webhook as { id: string; app_id: string };
-  const result = (): DeliveryResult => ({ ts: server.ctx.clock.now(), status: 200, response: "{}", error: null, attempted: true, deferred: false, durationMs: 1 });
+  const result = (): DeliveryResult => ({ ts: server.ctx.clock.now(), status: 200, response: "{}", error: null, authenticated: true, attempted: true, deferred: false, durationMs: 1 });
 
   it("stores a bystander's records when an attacker's app is deleted while its records wait beside them", async () => {
     const attacker = await makeUser(server);

@@ -36,6 +36,8 @@ const failed = new PreparedQuery(4, (db, ts: number, outcome: Outcome, error: st
     .where("id", "=", id),
 );
 type Outcome = WebhooksTable["last_outcome"];
+/** Bytes of each body kept for a request that did not carry the webhook's secret (the plan's cap for one that did). */
+export const UNAUTHENTICATED_BODY_BYTES = 512;
 
 export interface DeliveryResult {
   ts: number;
@@ -44,6 +46,8 @@ export interface DeliveryResult {
   response: string;
   /** The refusal or failure, or null when the op answered `ok: true`. */
   error: ApiError | null;
+  /** True once the request carried the webhook's secret. */
+  authenticated: boolean;
   /** True once the request passed its secret, rate and enabled checks and the body was looked at. */
   attempted: boolean;
   /** The op ran only after waiting for the app's concurrent-run ceiling to clear. */
@@ -126,7 +130,9 @@ export class WebhookDelivery {
    */
   record(target: DeliveryTarget, request: Buffer, result: DeliveryResult): Promise<void> {
     const outcome = result.error !== null ? "failure" : result.deferred ? "deferred" : "success";
-    const capBytes = PLAN_LIMITS[target.app.owner?.plan ?? "free"].delivery_body_bytes;
+    // Anyone who knows the URL may post without the secret: what they sent is kept only as far as
+    // a sender getting its setup wrong needs to see, not as 16 KiB of their text a request.
+    const capBytes = result.authenticated ? PLAN_LIMITS[target.app.owner?.plan ?? "free"].delivery_body_bytes : UNAUTHENTICATED_BODY_BYTES;
     const id = target.row.id;
     return this.log.add(async (trx) => {
       await insertDelivery(trx, {

@@ -75,14 +75,16 @@ async function deliver(ctx: Services, request: FastifyRequest, webhookId: string
   const ts = ctx.clock.now();
   const target = await ctx.deliveries.target(webhookId);
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  let authenticated = false;
   // Resolves at once unless the delivery log is far behind the store (DeliveryLog.add); never rejects.
   const finish = (status: number, response: string, error: ApiError | null, attempted: boolean, deferred = false): Promise<void> => {
-    const result: DeliveryResult = { ts, status, response, error, attempted, deferred, durationMs: Math.round(performance.now() - started) };
+    const result: DeliveryResult = { ts, status, response, error, authenticated, attempted, deferred, durationMs: Math.round(performance.now() - started) };
     return ctx.deliveries.record(target, raw, result);
   };
   let attempted = false;
   try {
     ctx.deliveries.authenticate(target, presentedSecret(request.headers.authorization, key));
+    authenticated = true;
     limits.perWebhook = takeOrRefuse(ctx.limiter, request, [{ rule: HOOK_PER_WEBHOOK, key: target.row.id }], { baseUrl: ctx.config.baseUrl });
     ctx.deliveries.assertEnabled(target);
     attempted = true;
