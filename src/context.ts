@@ -291,7 +291,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     teams,
     teamInvitations: new TeamInvitations(db, deps.store.dialect, clock, teams, users, mailer, () => deps.config.baseUrl),
     teamExposure: new TeamExposure(db, clock, teams),
-    transfer: new AppTransfer(db, clock, apps, teams, users, secrets),
+    transfer: new AppTransfer(db, deps.store.dialect, clock, apps, teams, users, secrets, () => deps.config.baseUrl),
     mailer,
     emailVerification,
     shareLinks: new ShareLinks(db, deps.store.dialect, clock, apps, () => deps.config.baseUrl),

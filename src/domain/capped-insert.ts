@@ -27,20 +27,25 @@ export interface CappedInsert {
  * in between instances is caught by the unique index and answered the same way.
  */
 export async function insertWithinCaps(db: Kysely<Database>, c: CappedInsert): Promise<void> {
-  const table = sql.table(c.table);
   try {
     await db.transaction().execute(async (trx) => {
       await lockOwnerRow(trx, c.dialect, c.ownerId);
-      const existing = await sql<{ id: string }>`select id from ${table} where app_id = ${c.appId} and op = ${c.op}`.execute(trx);
+      const existing = await sql<{ id: string }>`select id from ${sql.table(c.table)} where app_id = ${c.appId} and op = ${c.op}`.execute(trx);
       if (existing.rows[0] !== undefined) throw c.duplicate(existing.rows[0].id);
-      const count = async (where: ReturnType<typeof sql>) =>
-        Number((await sql<{ n: number | string }>`select count(*) as n from ${table} t join apps a on a.id = t.app_id where ${where}`.execute(trx)).rows[0]?.n ?? 0);
-      if ((await count(sql`t.app_id = ${c.appId}`)) >= c.perApp.max) throw c.perApp.refusal();
-      if ((await count(sql`a.owner_user_id = ${c.ownerId}`)) >= c.perOwner.max) throw c.perOwner.refusal();
+      const counts = await capCounts(trx, c.table, c.appId, c.ownerId);
+      if (counts.app >= c.perApp.max) throw c.perApp.refusal();
+      if (counts.owner >= c.perOwner.max) throw c.perOwner.refusal();
       await c.insert(trx);
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw c.duplicate(null);
     throw error;
   }
+}
+
+/** The rows of `table` on one app, and on every app `ownerId` owns: what the plan caps count. Run under the owner's lock. */
+export async function capCounts(trx: Trx, table: PerOpTable, appId: string, ownerId: string): Promise<{ app: number; owner: number }> {
+  const count = async (where: ReturnType<typeof sql>) =>
+    Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} t join apps a on a.id = t.app_id where ${where}`.execute(trx)).rows[0]?.n ?? 0);
+  return { app: await count(sql`t.app_id = ${appId}`), owner: await count(sql`a.owner_user_id = ${ownerId}`) };
 }

@@ -1,7 +1,11 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
-import { isUniqueViolation, type Database } from "../../store/index.ts";
+import { PLAN_LIMITS, planRefusal } from "../../config/plans.ts";
+import type { Plan } from "../../errors/index.ts";
+import { isUniqueViolation, type Database, type Dialect } from "../../store/index.ts";
+import { lockOwnerRow } from "../../store/row-lock.ts";
+import { capCounts } from "../capped-insert.ts";
 import type { Users } from "../accounts/users.ts";
 import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
@@ -28,11 +32,13 @@ export interface TransferInput {
 export class AppTransfer {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly apps: Apps,
     private readonly teams: Teams,
     private readonly users: Users,
     private readonly secrets: Secrets,
+    private readonly baseUrl: () => string,
   ) {}
 
   async transfer(appId: string, actor: Actor, input: TransferInput, audit?: AuditContext): Promise<{ app: AppRecord; moved: boolean }> {
@@ -43,6 +49,7 @@ export class AppTransfer {
     const to = input.team !== undefined ? await this.teamDestination(input.team, actorId) : await this.personDestination(input.user ?? "", app.ownerUserId);
     if (to === app.ownerUserId) return { app, moved: false };
     const from = app.ownerUserId;
+    const destination = await this.users.byId(to);
     try {
       await this.db.transaction().execute(async (trx) => {
         const moved = await trx
@@ -52,6 +59,7 @@ export class AppTransfer {
           .where("owner_user_id", "=", from)
           .executeTakeFirst();
         if (moved.numUpdatedRows === 0n) throw apiError("forbidden", "this app changed owner a moment ago; load it again");
+        await this.refuseOverCaps(trx, app.id, from, { id: to, plan: destination?.plan ?? "free", handle: destination?.handle ?? null });
         await this.secrets.moveScope(trx, { ownerUserId: from, manifestId: app.manifestId }, { ownerUserId: to, manifestId: app.manifestId });
         if (audit !== undefined) await writeAudit(trx, this.clock.now(), audit, { action: "app.transfer", target: { kind: "app", id: app.id }, detail: { from, to } });
       });
@@ -64,6 +72,33 @@ export class AppTransfer {
       });
     }
     return { app: await this.apps.mustFind(app.id), moved: true };
+  }
+
+  /**
+   * Routines and webhooks count against the plan of the app's owner, and were counted only when
+   * made: moving apps into a team (or out to a member) gathered more than its plan allows. Both
+   * owners' rows are held (in one order, so two moves cannot wait on each other) so creates on
+   * either side wait; the counts are taken with the app already moved.
+   */
+  private async refuseOverCaps(trx: Transaction<Database>, appId: string, from: string, to: { id: string; plan: Plan; handle: string | null }): Promise<void> {
+    for (const owner of [from, to.id].sort()) await lockOwnerRow(trx, this.dialect, owner);
+    const { plan, handle } = to;
+    const limits = PLAN_LIMITS[plan];
+    for (const [table, kind, noun] of [
+      ["routines", "routine_limit_exceeded", "routines"],
+      ["webhooks", "webhook_limit_exceeded", "webhooks"],
+    ] as const) {
+      const counts = await capCounts(trx, table, appId, to.id);
+      const perApp = `${table}_per_app` as const;
+      const perOwner = `${table}_per_owner` as const;
+      const over =
+        counts.app > limits[perApp]
+          ? { limit: perApp, max: limits[perApp], message: `this app has ${counts.app} ${noun}; @${handle}'s ${plan} plan allows ${limits[perApp]} an app` }
+          : counts.owner > limits[perOwner]
+            ? { limit: perOwner, max: limits[perOwner], message: `with this app @${handle} would have ${counts.owner} ${noun}; their ${plan} plan allows ${limits[perOwner]}` }
+            : null;
+      if (over !== null) throw planRefusal(kind, `${over.message}: delete some of the app's ${noun} before moving it`, { plan, limit: over.limit, max: over.max, baseUrl: this.baseUrl(), handle });
+    }
   }
 
   private async teamDestination(slug: string, actorId: string): Promise<string> {
