@@ -167,13 +167,23 @@ export class Templates {
     return true;
   }
 
-  /** Published templates, newest first (public). */
+  /** Published templates of claimed apps that no operator has suspended (nor their owner), newest first (public). */
   async published(limit: number): Promise<Listing[]> {
-    const rows = await this.db.selectFrom("template_listings").selectAll().where("enabled", "=", 1).orderBy("published_at", "desc").limit(limit).execute();
+    const rows = await this.db
+      .selectFrom("template_listings")
+      .innerJoin("apps", "apps.id", "template_listings.app_id")
+      .innerJoin("users", "users.id", "apps.owner_user_id")
+      .selectAll("template_listings")
+      .where("template_listings.enabled", "=", 1)
+      .where("apps.suspended_at", "is", null)
+      .where("users.suspended_at", "is", null)
+      .orderBy("template_listings.published_at", "desc")
+      .limit(limit)
+      .execute();
     const out: Listing[] = [];
     for (const row of rows) {
       const app = await this.apps.get(row.app_id);
-      if (app !== null && app.ownerUserId !== null) out.push(await this.view(app, row));
+      if (app !== null && app.ownerUserId !== null && app.suspension === null) out.push(await this.view(app, row));
     }
     return out;
   }
