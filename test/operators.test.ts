@@ -93,6 +93,10 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     expectError(await server.client.post("/api/auth/login", { login: person.handle, password: "correct horse battery staple" }), 401, "unauthorized");
     // Someone else calling the suspended account's app (its own app token is the owner's now): 403.
     expectError(await server.client.post(`/app/${theirs}/api/look`, {}, { token: operator.token }), 403, "forbidden");
+    // Its app has no suspension of its own to lift: saying "lifted" would leave it stopped.
+    expect(expectError(await admin("post", `/api/v1/admin/apps/${theirs}/unsuspend`), 400, "invalid_request").message).toContain(`@${person.handle}`);
+    const lifts = await server.ctx.db.selectFrom("audit_log").select("id").where("action", "=", "app.unsuspend").where("target_id", "=", theirs).execute();
+    expect(lifts).toEqual([]);
     // The suspended person may still sign out (from our own pages): the session ends for good.
     const signedOut = await server.client.post("/api/auth/logout", {}, { cookie: person.cookie, headers: origin() });
     expect(signedOut.status).toBe(200);
@@ -182,6 +186,20 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     expect((await apps("COUNTER")).map((a) => a.id)).toContain(appId);
     expect((await apps(owner.handle)).map((a) => a.id)).toContain(appId);
     expect((await apps("anonymous")).every((a) => a.owner === null)).toBe(true);
+  });
+
+  it("search: the app an exact id names, and the person an exact handle names, come first, however many newer rows contain the text", async () => {
+    const hostile = await makeUser(server);
+    for (let i = 0; i < 51; i++) {
+      const decoy = await server.client.post("/app", { module: KV_APP(`decoy-${i}`).replace("manifest = {", `manifest = { displayName: "notes ${appId}",`) }, { token: hostile.token });
+      expect(decoy.status, JSON.stringify(decoy.body)).toBe(201);
+    }
+    const found = (await admin("get", `/api/v1/admin/apps?q=${appId}`)).body.apps as { id: string }[];
+    expect(found).toHaveLength(50);
+    expect(found[0]?.id).toBe(appId);
+    expect((await server.client.get(`/admin/apps/${appId}`, { token: operator.token, headers: { accept: "text/html" } })).status).toBe(200);
+    for (let i = 0; i < 51; i++) await server.ctx.users.create({ email: `x${i}${owner.handle}@example.test`, handle: `${owner.handle}-${i}`, password: "correct horse battery staple" });
+    expect(((await admin("get", `/api/v1/admin/users?q=${owner.handle}`)).body.users as { handle: string }[])[0]?.handle).toBe(owner.handle);
   });
 
   it("CLI-made operators only: a member, an app token and no credential get 404 from the admin API", async () => {

@@ -67,7 +67,7 @@ export class Directory {
         eb.selectFrom("apps").select(eb.fn.countAll<number>().as("n")).whereRef("apps.owner_user_id", "=", "users.id").as("apps"),
       ]);
     if (q !== "") select = select.where((eb) => eb.or([contains("users.handle", q), contains("users.email", q)]));
-    const rows = await select.orderBy("users.created_at", "desc").limit(LISTING_LIMIT).execute();
+    const rows = await select.orderBy(exactFirst(sql.ref("users.handle"), q.replace(/^@/, "").toLowerCase())).orderBy("users.created_at", "desc").limit(LISTING_LIMIT).execute();
     return rows.map((row) => ({
       id: row.id,
       handle: row.handle,
@@ -110,7 +110,7 @@ export class Directory {
         eb.or([eb("apps.id", "=", q), contains("apps.display_name", q), contains("apps.manifest_id", q), eb("users.handle", "=", q.replace(/^@/, ""))]),
       );
     }
-    const rows = await select.orderBy("apps.created_at", "desc").limit(LISTING_LIMIT).execute();
+    const rows = await select.orderBy(exactFirst(sql.ref("apps.id"), q)).orderBy("apps.created_at", "desc").limit(LISTING_LIMIT).execute();
     return rows.map((row) => ({
       id: row.id,
       name: row.display_name,
@@ -129,4 +129,13 @@ export class Directory {
             : null,
     }));
   }
+}
+
+/**
+ * Sorts the row that `column` names exactly before the ones that merely contain the text: the
+ * listing keeps the newest 50, and anyone may name 50 new apps after another app's id (or sign
+ * up handles containing another's), which would push the one an operator looks for off the page.
+ */
+function exactFirst(column: RawBuilder<unknown>, q: string): RawBuilder<number> {
+  return sql<number>`case when ${column} = ${q} then 0 else 1 end`;
 }

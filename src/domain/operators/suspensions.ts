@@ -40,8 +40,21 @@ export class Suspensions {
   async unsuspendApp(appId: string, audit: AuditContext): Promise<void> {
     const now = this.clock.now();
     await this.db.transaction().execute(async (trx) => {
-      const result = await trx.updateTable("apps").set({ suspended_at: null, suspended_reason: null }).where("id", "=", appId).executeTakeFirst();
-      if (result.numUpdatedRows === 0n) throw apiError("app_not_found", `no app ${appId}`);
+      const app = await trx
+        .selectFrom("apps")
+        .leftJoin("users", "users.id", "apps.owner_user_id")
+        .select(["apps.suspended_at", "users.suspended_at as owner_suspended_at", "users.handle"])
+        .where("apps.id", "=", appId)
+        .executeTakeFirst();
+      if (app === undefined) throw apiError("app_not_found", `no app ${appId}`);
+      // An app stopped only by its owner's suspension has none of its own to lift: saying "lifted"
+      // would leave the operator believing it runs again.
+      if (app.suspended_at === null && app.owner_suspended_at !== null) {
+        throw apiError("invalid_request", `this app is stopped because its owner's account (@${app.handle ?? "?"}) is suspended; lift that suspension instead`);
+      }
+      // Not suspended at all: nothing changes, and nothing is recorded as changed.
+      if (app.suspended_at === null) return;
+      await trx.updateTable("apps").set({ suspended_at: null, suspended_reason: null }).where("id", "=", appId).execute();
       await writeAudit(trx, now, audit, { action: "app.unsuspend", target: { kind: "app", id: appId } });
     });
   }
