@@ -210,6 +210,13 @@ describeEachDialect("operators: suspension, reports, audit", (dialect) => {
     expectError(await admin("post", `/api/v1/admin/apps/${appId}/suspend`, { nonsense: true }), 400, "invalid_request");
     expectError(await admin("post", `/api/v1/admin/users/${operator.handle}/suspend`, { reason: "self" }), 400, "invalid_request");
   });
+  it("a plan set from the CLI (`brickyard user plan`) is an audited operator action, as a role is", async () => {
+    const person = await makeUser(server);
+    await server.ctx.users.setPlan(person.handle, "pro");
+    const rows = (await admin("get", `/api/v1/admin/audit?target=${person.id}`)).body.entries as { action: string; actor: { kind: string }; detail: Record<string, unknown> }[];
+    expect(rows).toEqual([expect.objectContaining({ action: "user.plan", actor: expect.objectContaining({ kind: "cli" }), detail: { handle: person.handle, plan: "pro", was: "free" } })]);
+  });
+
   it("the hourly sweep keeps a year of audit rows", async () => {
     const n = (await server.ctx.auditLog.list({ limit: 1000 })).length;
     expect(n).toBeGreaterThan(0);

@@ -115,12 +115,15 @@ export class Users {
     return { ...user, role };
   }
 
+  /** `brickyard user plan`: an operator's action, recorded in the audit log as the role's is. */
   async setPlan(handle: string, plan: Plan): Promise<User> {
-    const result = await this.db.updateTable("users").set({ plan }).where("handle", "=", handle).executeTakeFirst();
-    if (result.numUpdatedRows === 0n) throw apiError("not_found", `no user with handle ${handle}`);
     const user = await this.byHandle(handle);
     if (user === null) throw apiError("not_found", `no user with handle ${handle}`);
-    return user;
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable("users").set({ plan }).where("id", "=", user.id).execute();
+      await writeAudit(trx, this.clock.now(), { actor: { kind: "cli" }, ip: null }, { action: "user.plan", target: { kind: "user", id: user.id }, detail: { handle, plan, was: user.plan } });
+    });
+    return { ...user, plan };
   }
 }
 

@@ -24,6 +24,7 @@ export type AuditAction =
   | "user.suspend"
   | "user.unsuspend"
   | "user.role"
+  | "user.plan"
   | "token.mint"
   | "token.revoke"
   | "share.invite"
