@@ -170,6 +170,15 @@ describeEachDialect("shares", (dialect) => {
     expectError(await call("look", bob.token), 403, "forbidden");
     expectError(await server.client.post("/api/v1/share-links/accept", { token }, { token: bob.token }), 404, "not_found");
     expectError(await server.client.post("/api/v1/share-links/accept", { token: "svc_share_nope" }, { token: bob.token }), 404, "not_found");
+
+    // Each gave or took access (DECISIONS §15): made by the owner, taken by bob (the owner's own
+    // open granted nothing), revoked with the one grant it had made; the refused calls left none.
+    const rows = await server.ctx.db.selectFrom("audit_log").select(["action", "actor_id", "detail"]).where("target_id", "=", linkId).orderBy("action").execute();
+    expect(rows.map((r) => [r.action, r.actor_id, JSON.parse(r.detail)])).toEqual([
+      ["share_link.create", owner.id, { app: appId, role: "viewer" }],
+      ["share_link.open", bob.id, { app: appId, role: "viewer" }],
+      ["share_link.revoke", owner.id, { app: appId, grants: 1 }],
+    ]);
   });
 
   it("share links: at most 10 live per app (429 link_cap_reached); a link never narrows a wider grant", async () => {

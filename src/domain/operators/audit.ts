@@ -30,6 +30,9 @@ export type AuditAction =
   | "share.invite"
   | "share.accept"
   | "share.revoke"
+  | "share_link.create"
+  | "share_link.open"
+  | "share_link.revoke"
   | "oauth.grant"
   | "oauth.revoke";
 

@@ -9,6 +9,7 @@ import { hashToken, mintToken, parseToken } from "../tokens/format.ts";
 import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { widest } from "../access/access.ts";
+import { writeAudit, type AuditContext } from "../operators/audit.ts";
 
 export const LINK_ROLES = ["viewer", "end-user"] as const;
 export type LinkRole = (typeof LINK_ROLES)[number];
@@ -37,7 +38,7 @@ export class ShareLinks {
     private readonly baseUrl: () => string,
   ) {}
 
-  async create(appId: string, actor: Actor, role: LinkRole): Promise<ShareLink & { url: string }> {
+  async create(appId: string, actor: Actor, role: LinkRole, audit: AuditContext): Promise<ShareLink & { url: string }> {
     const { app } = await this.apps.load(appId, actor, "manage");
     const owner = actor?.kind === "user" ? actor.userId : "";
     const token = mintToken("share");
@@ -51,6 +52,7 @@ export class ShareLinks {
         .insertInto("app_share_links")
         .values({ id: link.id, app_id: app.id, role, token_hash: token.hash, created_by: owner, created_at: link.createdAt })
         .execute();
+      await writeAudit(trx, link.createdAt, audit, { action: "share_link.create", target: { kind: "share", id: link.id }, detail: { app: app.id, role } });
     });
     return { ...link, url: `${this.baseUrl()}/share/${token.plaintext}` };
   }
@@ -62,12 +64,13 @@ export class ShareLinks {
   }
 
   /** Removes the link and every grant made through it; true when there was one. */
-  async revoke(appId: string, actor: Actor, linkId: string): Promise<boolean> {
+  async revoke(appId: string, actor: Actor, linkId: string, audit: AuditContext): Promise<boolean> {
     const { app } = await this.apps.load(appId, actor, "manage");
     return this.db.transaction().execute(async (trx) => {
       const removed = await trx.deleteFrom("app_share_links").where("id", "=", linkId).where("app_id", "=", app.id).executeTakeFirst();
       if (removed.numDeletedRows === 0n) return false;
-      await trx.deleteFrom("app_shares").where("link_id", "=", linkId).execute();
+      const grants = await trx.deleteFrom("app_shares").where("link_id", "=", linkId).executeTakeFirst();
+      await writeAudit(trx, this.clock.now(), audit, { action: "share_link.revoke", target: { kind: "share", id: linkId }, detail: { app: app.id, grants: Number(grants.numDeletedRows) } });
       return true;
     });
   }
@@ -90,14 +93,17 @@ export class ShareLinks {
    * A signed-in person opened a link: they hold its role on the app from now on, unless they
    * hold a wider one already (then nothing changes). Returns the app id and the role they have.
    */
-  async open(token: string, userId: string): Promise<{ appId: string; role: string }> {
+  async open(token: string, userId: string, audit: AuditContext): Promise<{ appId: string; role: string }> {
     const link = await this.find(token);
     const app = await this.apps.find(link.app_id);
     const current = await this.apps.roleOf({ kind: "user", userId }, app);
     const role = widest(current, link.role);
     if (role !== link.role || current === link.role) return { appId: app.id, role: role ?? link.role };
     try {
-      await this.db.transaction().execute((trx) => this.grant(trx, link, userId));
+      await this.db.transaction().execute(async (trx) => {
+        await this.grant(trx, link, userId);
+        await writeAudit(trx, this.clock.now(), audit, { action: "share_link.open", target: { kind: "share", id: link.id }, detail: { app: app.id, role: link.role } });
+      });
     } catch (error) {
       // The same person opening two of the app's links at once: the other made their grant.
       if (!isUniqueViolation(error)) throw error;

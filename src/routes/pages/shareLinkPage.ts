@@ -5,7 +5,7 @@ import { uuidUrl } from "../../domain/apps/urls.ts";
 import type { App } from "../../http/types.ts";
 import { sendPage } from "../../web/layout.ts";
 import { shareConfirmPage, shareSignInPage } from "../../web/pages/share-link.ts";
-import { viewerOf } from "./viewer.ts";
+import { viewerAudit, viewerOf } from "./viewer.ts";
 
 const Params = Type.Object({ token: Type.String({ maxLength: 100 }) });
 
@@ -30,7 +30,7 @@ export default function shareLinkPage(app: App, ctx: Services): void {
     async (request, reply) => {
       const viewer = await viewerOf(ctx, request);
       if (viewer === null) throw apiError("sign_in_required", "sign in to open a shared app");
-      const { appId } = await ctx.shareLinks.open(request.params.token, viewer.userId);
+      const { appId } = await ctx.shareLinks.open(request.params.token, viewer.userId, viewerAudit(request, viewer));
       return reply.redirect(uuidUrl(ctx.config.baseUrl, appId), 303);
     },
   );

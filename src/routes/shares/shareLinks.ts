@@ -5,6 +5,7 @@ import { requireUser } from "../../http/auth.ts";
 import { ok, security } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../routines/schemas.ts";
+import { auditContext } from "../../http/audit.ts";
 
 const LinkRoleSchema = Type.Union([Type.Literal("viewer"), Type.Literal("end-user")]);
 const LinkSchema = Type.Object({
@@ -30,7 +31,7 @@ export default function shareLinks(app: App, ctx: Services): void {
     },
     async (request, reply) => {
       const user = await requireUser(ctx, request);
-      const link = await ctx.shareLinks.create(request.params.appId, user, request.body.role);
+      const link = await ctx.shareLinks.create(request.params.appId, user, request.body.role, auditContext(request, user));
       return reply.status(201).send({ ok: true, link: { ...link, createdAt: iso(link.createdAt) } });
     },
   );
@@ -66,7 +67,7 @@ export default function shareLinks(app: App, ctx: Services): void {
     },
     async (request) => {
       const user = await requireUser(ctx, request);
-      return { ok: true as const, revoked: await ctx.shareLinks.revoke(request.params.appId, user, request.params.linkId) };
+      return { ok: true as const, revoked: await ctx.shareLinks.revoke(request.params.appId, user, request.params.linkId, auditContext(request, user)) };
     },
   );
 
@@ -83,7 +84,7 @@ export default function shareLinks(app: App, ctx: Services): void {
     },
     async (request) => {
       const user = await requireUser(ctx, request);
-      const { appId, role } = await ctx.shareLinks.open(request.body.token, user.userId);
+      const { appId, role } = await ctx.shareLinks.open(request.body.token, user.userId, auditContext(request, user));
       return { ok: true as const, appId, role };
     },
   );
