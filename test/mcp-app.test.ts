@@ -59,6 +59,28 @@ describe("MCP: POST /app/{id}/mcp, one app's operations as tools", () => {
     await client.close();
   });
 
+  it("an operation whose input schema is not (only) an object keeps its tool and leaves the others theirs", async () => {
+    const module = `export const manifest = { id: "odd-inputs", routes: {
+      maybe: { access: "read", input: { type: ["object", "null"], properties: { n: { type: "integer" } } } },
+      list: { access: "read", input: { type: "array" } },
+      plain: { access: "read" },
+    } };
+    export default { async fetch(request) { return Response.json({ ok: true, value: request.headers.get("x-svc-op") }); } };`;
+    const created = await server.client.post("/app", { module }, { token: owner.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const client = await connect(`${server.url}/app/${created.body.id}/mcp`, owner.token);
+    const { tools } = await client.listTools();
+    expect(Object.fromEntries(tools.map((t) => [t.name, t.inputSchema]))).toEqual({
+      maybe: { type: "object", properties: { n: { type: "integer" } } },
+      list: { type: "object" },
+      plain: { type: "object" },
+    });
+    expect((await client.callTool({ name: "maybe", arguments: { n: 1 } })).structuredContent).toEqual({ ok: true, value: "maybe" });
+    // No object passes an array schema: the op refuses it, with its own kind.
+    expect((await client.callTool({ name: "list", arguments: {} })).structuredContent).toMatchObject({ ok: false, error: { kind: "invalid_input" } });
+    await client.close();
+  });
+
   it("annotations say which tools only read; an operation with a declared output has an outputSchema its structuredContent validates against", async () => {
     const client = await connect(`${server.url}/app/${appId}/mcp`, owner.token);
     const { tools } = await client.listTools();

@@ -108,6 +108,12 @@ describe("MCP: POST /mcp", () => {
         // An object sent as JSON text is taken as the object.
         const ran = await call("call_operation", { id, operation: "hello", input: JSON.stringify({ name: "ada" }) });
         expect(ran.structuredContent).toEqual({ ok: true, value: "howdy, ada" });
+        // ...but no deeper than a body may nest: text nested 100,000 deep is left as text, never
+        // parsed (it had cost ~96 MB of heap and a stack overflow), and refused for its type.
+        const deep = "[".repeat(100_000) + "]".repeat(100_000);
+        const nested = await call("call_operation", { id, operation: "hello", input: deep });
+        expect(nested.isError).toBe(true);
+        expect(nested.structuredContent).toMatchObject({ ok: false, error: { kind: "invalid_input" } });
         const boom = await call("call_operation", { id, operation: "boom", input: {} });
         expect(boom.isError).toBe(true);
         const diag = await call("get_diagnostics", { id });

@@ -74,6 +74,21 @@ function envelopeSchema(output: JsonSchema): JsonSchema {
   };
 }
 
+/**
+ * A tool's arguments are an object (MCP says so, and the SDK refuses to list any tool whose schema
+ * says otherwise, taking every other tool of the app with it); an op's input is an object too.
+ * So a declared schema that also allows other types (`["object", "null"]`) is narrowed to its
+ * object, and one that allows no object (`"array"`) becomes an open object: the op refuses what
+ * it cannot take, with its own error.
+ */
+function toolInputSchema(input: unknown): JsonSchema {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return { type: "object" };
+  const schema = input as JsonSchema & { type?: unknown };
+  if (schema.type === undefined || schema.type === "object") return schema;
+  if (Array.isArray(schema.type) && schema.type.includes("object")) return { ...schema, type: "object" };
+  return { type: "object" };
+}
+
 function appServerFactory(sdk: Sdk, root: FastifyInstance, ctx: Services, bindings: () => Map<string, ToolBinding>): (request: McpRequestContext) => McpServer {
   return (request) => {
     const { caller, app: record, role } = request.authInfo?.extra as unknown as AppMcpRequest;
@@ -87,7 +102,7 @@ function appServerFactory(sdk: Sdk, root: FastifyInstance, ctx: Services, bindin
     // An app that declares origins may reach the outside world from its operations.
     const openWorld = (record.manifest.capabilities?.origins?.length ?? 0) > 0;
     for (const op of operations) {
-      const schema = (op.input !== null && typeof op.input === "object" && !Array.isArray(op.input) ? op.input : { type: "object" }) as JsonSchema;
+      const schema = toolInputSchema(op.input);
       const read = op.access === "read";
       server.registerTool(
         names.get(op.id) ?? op.id,

@@ -3,6 +3,7 @@ import { toolLayerHeaders } from "../../http/tool-layer.ts";
 import type { ToolSpec } from "./tools.ts";
 import type { Principal } from "../../http/auth.ts";
 import { apiError } from "../../errors/index.ts";
+import { nestsDeeperThan } from "../../lib/json-depth.ts";
 
 export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; type?: string | string[] };
 
@@ -124,6 +125,8 @@ export async function invoke(app: FastifyInstance, binding: ToolBinding, args: R
  */
 export function lenientArgs(schema: JsonSchema, value: unknown): Record<string, unknown> | null {
   if (typeof value === "string") {
+    // JSON text inside the body was past the body's nesting check: it gets the same one here.
+    if (nestsDeeperThan(value)) return null;
     try {
       value = JSON.parse(value) as unknown;
     } catch {
@@ -140,7 +143,8 @@ export function lenientArgs(schema: JsonSchema, value: unknown): Record<string, 
     const wanted = property.type;
     const structured = wanted === "object" || wanted === "array" || (wanted === undefined && property.properties !== undefined);
     const given = out[name];
-    if (structured && typeof given === "string") {
+    // Text nested deeper than a body may be stays text, and the route refuses it for its type.
+    if (structured && typeof given === "string" && !nestsDeeperThan(given)) {
       try {
         out[name] = JSON.parse(given) as unknown;
       } catch {
