@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createUser, type TestUser } from "../helpers/accounts.ts";
-import { AUTHORIZATIONS_PER_NETWORK } from "../../src/routes/oauth/protocol.ts";
+import { CONSUMED_KEPT_MS } from "../../src/domain/oauth/records.ts";
+import { AUTHORIZATIONS_PER_NETWORK, METADATA_CLIENTS_PER_NETWORK, TOKEN_REQUESTS_PER_NETWORK } from "../../src/routes/oauth/protocol.ts";
 import { describeEachDialect } from "../helpers/dialects.ts";
 import { authorize, mcpWith, register, token } from "../helpers/oauth-client.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -34,11 +35,14 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
   let clientId: string;
   let otherClientId: string;
   let base: string;
+  // Metadata documents the server asked the fixture for, of those the allowance counts.
+  const fetched: string[] = [];
   // Bodies the metadata-document fixture serves, by path.
   const slowMs = 7_000;
 
   beforeAll(async () => {
     fixture = await startTlsFixture(["docs.fixture.test"], (req, res) => {
+      if (req.url?.startsWith("/counted-") === true) fetched.push(req.url);
       if (req.url === "/huge.json") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(`{"client_name":"${"x".repeat(200_000)}"}`);
@@ -287,5 +291,53 @@ describeEachDialect("hostile: the OAuth authorization server", (dialect) => {
     }
     expect(refused?.status).toBe(429);
     expect(((await refused?.json()) as { error: string }).error).toBe("invalid_request");
+  });
+
+  it("pushed authorization requests are no endpoint: each had been a stored row of its parameters, outside any allowance", async () => {
+    const { challenge } = pkce();
+    const body = new URLSearchParams({ client_id: clientId, response_type: "code", redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: "S256", scope: "mcp", state: "s".repeat(50_000) });
+    const res = await fetch(`${base}/oauth/par`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { kind: string } }).error.kind).toBe("not_found");
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    expect(metadata.pushed_authorization_request_endpoint).toBeUndefined();
+    expect(await server.ctx.db.selectFrom("oauth_records").select("id").where("model", "=", "PushedAuthorizationRequest").execute()).toEqual([]);
+  });
+
+  it("a used refresh token is kept a day (its replay still ends the grant), not its 30 days: every refresh rotates", async () => {
+    server.ctx.limiter.reset();
+    const first = await exchange(await code());
+    const rotated = await token(base, { grant_type: "refresh_token", refresh_token: first.body.refresh_token ?? "", client_id: clientId });
+    expect(rotated.status).toBe(200);
+    const rows = await server.ctx.db.selectFrom("oauth_records").select(["consumed_at", "expires_at"]).where("model", "=", "RefreshToken").where("consumed_at", "is not", null).execute();
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(Number(row.expires_at) - Number(row.consumed_at)).toBeLessThanOrEqual(CONSUMED_KEPT_MS);
+  });
+
+  it("client metadata documents are fetched within the network's allowance from every endpoint, not only authorize", async () => {
+    server.ctx.limiter.reset();
+    const before = fetched.length;
+    const statuses = new Set<number>();
+    for (let i = 0; i < METADATA_CLIENTS_PER_NETWORK.capacity + 20; i++) {
+      const client = `https://docs.fixture.test:${fixture.port}/counted-${i}.json`;
+      const res = await token(base, { grant_type: "refresh_token", refresh_token: "junk", client_id: client });
+      statuses.add(res.status);
+    }
+    expect([...statuses]).toEqual([400]);
+    expect(fetched.length - before).toBe(METADATA_CLIENTS_PER_NETWORK.capacity);
+  });
+
+  it("token requests are limited per network: each refresh writes a row", async () => {
+    server.ctx.limiter.reset();
+    let refused: Awaited<ReturnType<typeof token>> | null = null;
+    let sent = 0;
+    while (refused === null && sent <= TOKEN_REQUESTS_PER_NETWORK.capacity) {
+      const res = await token(base, { grant_type: "refresh_token", refresh_token: `junk-${sent}`, client_id: clientId });
+      sent += 1;
+      if (res.status === 429) refused = res;
+    }
+    expect(sent).toBe(TOKEN_REQUESTS_PER_NETWORK.capacity + 1);
+    expect(refused?.body.error).toBe("invalid_request");
+    server.ctx.limiter.reset();
   });
 });

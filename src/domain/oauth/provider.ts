@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createECDH, createHmac } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Configuration, KoaContextWithOIDC } from "oidc-provider";
@@ -17,7 +18,6 @@ export const OAUTH_ROUTES = {
   end_session: "/oauth/session/end",
   introspection: "/oauth/introspect",
   userinfo: "/oauth/userinfo",
-  pushed_authorization_request: "/oauth/par",
 } as const;
 
 /** DECISIONS §17: an access token lives an hour, a refresh token 30 days, a code 60 s. */
@@ -48,6 +48,14 @@ export function isMcpResource(baseUrl: string, resource: string): boolean {
   return /^[A-Za-z0-9_-]{1,100}\/mcp$/.test(resource.slice(`${baseUrl}/app/`.length));
 }
 
+/**
+ * Whether the request being served may make the server fetch one more client ID metadata
+ * document: set by the protocol routes around each request, from its network's allowance. The
+ * library fetches a document wherever a client id is a URL (authorize, token, revoke…), so what
+ * is metered is the fetch itself. No allowance set (the consent routes): allowed.
+ */
+export const metadataFetchAllowance = new AsyncLocalStorage<() => boolean>();
+
 /** Failed document URLs are not fetched again for a while: a slow one costs its time once, not per request. */
 const FAILED_KEEP_MS = 60_000;
 const FAILED_MAX = 1_000;
@@ -63,6 +71,7 @@ function metadataFetcher(overrides: PublicFetchOptions["testOverrides"]): (url: 
     const key = String(url);
     const until = failed.get(key);
     if (until !== undefined && until > Date.now()) throw new PublicFetchError("this document could not be fetched a moment ago");
+    if (metadataFetchAllowance.getStore()?.() === false) throw new PublicFetchError("this network has made the server fetch too many client metadata documents; try again later");
     try {
       return await publicFetch(key, { ...METADATA_FETCH, ...(overrides === undefined ? {} : { testOverrides: overrides }) });
     } catch (error) {
@@ -169,6 +178,9 @@ export async function createOauthProvider(deps: OauthProviderDeps): Promise<Prov
         },
       },
       clientIdMetadataDocument: { enabled: true, ack: "draft-02" },
+      // On by default, and no MCP client uses it: each push was a stored row of its parameters
+      // (~67 KB for a 50 KB `state`), outside the allowance authorizations have.
+      pushedAuthorizationRequests: { enabled: false },
     },
     // What the library fetches (client ID metadata documents) goes out under app code's egress rules.
     fetch: metadataFetcher(deps.fetchOverrides),

@@ -1,5 +1,9 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
+import { DAY } from "../../config/clock.ts";
 import type { Database } from "../../store/index.ts";
+
+/** How long a used code or refresh token is kept: its replay within that time ends the grant. */
+export const CONSUMED_KEPT_MS = DAY;
 
 /** A record as oidc-provider hands it over: its own JSON, with the fields we index. */
 type Payload = Record<string, unknown> & { grantId?: string; uid?: string; accountId?: string; clientId?: string; consumed?: number; userCode?: string };
@@ -62,7 +66,17 @@ export class OauthRecords {
    * with every token it gave, and the library answers `invalid_grant`.
    */
   async consume(id: string): Promise<void> {
-    const taken = await this.db.updateTable("oauth_records").set({ consumed_at: Date.now() }).where("model", "=", this.model).where("id", "=", id).where("consumed_at", "is", null).executeTakeFirst();
+    const now = Date.now();
+    // A used token is kept a day, long enough to catch its replay, not its 30 days: every
+    // refresh rotates, and each kept row was one more for the life of the grant.
+    const until = now + CONSUMED_KEPT_MS;
+    const taken = await this.db
+      .updateTable("oauth_records")
+      .set({ consumed_at: now, expires_at: sql<number>`case when expires_at is null or expires_at > ${until} then ${until} else expires_at end` })
+      .where("model", "=", this.model)
+      .where("id", "=", id)
+      .where("consumed_at", "is", null)
+      .executeTakeFirst();
     if (taken.numUpdatedRows > 0n) return;
     const row = await this.db.selectFrom("oauth_records").select("grant_id").where("model", "=", this.model).where("id", "=", id).executeTakeFirst();
     if (row?.grant_id != null) await deleteGrant(this.db, row.grant_id);

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { Services } from "../../services.ts";
 import type { App } from "../../http/types.ts";
 import { apiError } from "../../errors/index.ts";
-import { OAUTH_ROUTES } from "../../domain/oauth/provider.ts";
+import { metadataFetchAllowance, OAUTH_ROUTES } from "../../domain/oauth/provider.ts";
 import { clientNetwork } from "../../http/auth.ts";
 import type { BucketRule } from "../../lib/rate-limit.ts";
 
@@ -14,6 +14,10 @@ export const REGISTRATIONS_PER_NETWORK: BucketRule = { name: "oauth-register:ip"
 // An authorization naming a client by its metadata document's URL may make the server fetch it:
 // anyone may send one, so a network sends a few a minute, not a stream of fresh URLs.
 export const METADATA_CLIENTS_PER_NETWORK: BucketRule = { name: "oauth-cimd:ip", capacity: 60, windowMs: 10 * 60 * 1000 };
+
+// Token requests (a code exchanged, a refresh, a revocation) from one network: an agent refreshes
+// once an hour per grant; every refresh writes a row.
+export const TOKEN_REQUESTS_PER_NETWORK: BucketRule = { name: "oauth-token:ip", capacity: 300, windowMs: 10 * 60 * 1000 };
 
 // Every authorization a signed-out client starts is a row (the library's interaction, holding the
 // request's parameters) kept ten minutes and more: a person's agents start a few, not a stream.
@@ -34,12 +38,25 @@ function limited(ctx: Services, request: { method: string; url: string; ip: stri
   const [rawPath = "", query = ""] = request.url.split("?");
   const path = rawPath.toLowerCase().replace(/\/+$/, "");
   if (request.method === "POST" && path === "/oauth/register") return overAllowance(ctx, REGISTRATIONS_PER_NETWORK, request, res, "client registrations");
+  if (request.method === "POST" && (path === "/oauth/token" || path === "/oauth/revoke")) return overAllowance(ctx, TOKEN_REQUESTS_PER_NETWORK, request, res, "token requests");
   if (path !== "/oauth/authorize") return false;
   if (overAllowance(ctx, AUTHORIZATIONS_PER_NETWORK, request, res, "authorizations")) return true;
   if ((new URLSearchParams(query).get("client_id") ?? "").startsWith("https://")) {
     return overAllowance(ctx, METADATA_CLIENTS_PER_NETWORK, request, res, "authorizations of metadata-document clients");
   }
   return false;
+}
+
+/**
+ * Whether the request may make the server fetch one more client metadata document: an authorize
+ * naming one paid for it above (in OAuth's 429 shape); on any other endpoint the fetch itself
+ * takes from the same allowance, and past it is refused as the library refuses a client it
+ * cannot load.
+ */
+function fetchAllowance(ctx: Services, request: { url: string; ip: string }): () => boolean {
+  const path = (request.url.split("?")[0] ?? "").toLowerCase().replace(/\/+$/, "");
+  if (path === "/oauth/authorize") return () => true;
+  return () => ctx.limiter.take([{ rule: METADATA_CLIENTS_PER_NETWORK, key: clientNetwork(request) }]).allowed;
 }
 
 /**
@@ -68,7 +85,7 @@ export default function oauthProtocolRoutes(app: App, ctx: Services): void {
       request.raw.headers["x-forwarded-proto"] = base.protocol.slice(0, -1);
       delete request.raw.headers["x-forwarded-host"];
       reply.hijack();
-      await provider.callback()(request.raw, reply.raw);
+      await metadataFetchAllowance.run(fetchAllowance(ctx, request), () => provider.callback()(request.raw, reply.raw));
     };
     const hidden = { schema: { hide: true } };
     for (const url of ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]) {
