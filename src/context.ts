@@ -101,6 +101,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
   const callCounts = new CallCounts(db, clock);
   const secretsKey = loadSecretsKey(deps.config.secretsKey, deps.config.dataDir);
   const secrets = new Secrets(db, deps.store.dialect, clock, secretsKey);
+  await secrets.assertKeyOpens();
   const users = new Users(db, clock);
   const scheduler = new Scheduler(db, clock, log);
   const streams = new StreamQuota();

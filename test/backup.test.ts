@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -91,5 +91,25 @@ describe("backup of a running SQLite instance", () => {
     );
     expect(refused?.code).toBe(1);
     expect(refused?.stderr).toContain("pg_dump");
+  });
+
+  it("refuses a file, or a folder inside what it copies, before writing anything", async () => {
+    const cli = brickyardCli(env);
+    const refusal = (into: string) =>
+      cli("backup", into).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+    const file = join(target, "..", "a-file");
+    writeFileSync(file, "not a folder");
+    const onFile = await refusal(file);
+    expect(onFile?.code).toBe(1);
+    expect(onFile?.stderr).toContain("is a file");
+    for (const inside of [join(dataDir, "copy"), join(dataDir, "blobs", "copy")]) {
+      const refused = await refusal(inside);
+      expect(refused?.code, inside).toBe(1);
+      expect(refused?.stderr, inside).toContain("outside the data directory");
+      expect(existsSync(inside), inside).toBe(false);
+    }
   });
 });

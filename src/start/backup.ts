@@ -1,6 +1,6 @@
 import { copyFile, cp, mkdir, readdir } from "node:fs/promises";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Config } from "../config/config.ts";
 import { KEY_FILE } from "../domain/secrets/key.ts";
@@ -35,6 +35,7 @@ export async function backup(config: Config, target: string): Promise<BackupRepo
   }
   const source = join(config.dataDir, "brickyard.db");
   if (!existsSync(source)) throw new BackupRefused(`no database at ${source}: is DATA_DIR the running instance's?`);
+  refuseTarget(config, target);
   if (existsSync(target) && (await readdir(target)).length > 0) throw new BackupRefused(`${target} is not empty: a backup goes into a new folder`);
   await mkdir(target, { recursive: true, mode: 0o700 });
   const database = join(target, "brickyard.db");
@@ -56,6 +57,22 @@ export async function backup(config: Config, target: string): Promise<BackupRepo
     secretsKey = true;
   }
   return { database, blobs, secretsKey };
+}
+
+/**
+ * A file where the folder should be failed with a bare ENOTDIR, and a folder inside what is
+ * copied (the data directory, the blob folder) made the blob copy fail after the database was
+ * written, leaving half a backup: both are refused before anything is written.
+ */
+function refuseTarget(config: Config, target: string): void {
+  if (existsSync(target) && !statSync(target).isDirectory()) throw new BackupRefused(`${target} is a file: a backup goes into a new folder`);
+  const inside = (folder: string) => {
+    const from = relative(resolve(folder), resolve(target));
+    return from === "" || (!from.startsWith("..") && !isAbsolute(from));
+  };
+  const copied = [config.dataDir, ...(config.blobStore.kind === "files" ? [config.blobStore.root] : [])];
+  const within = copied.find(inside);
+  if (within !== undefined) throw new BackupRefused(`${target} is inside ${within}, which the backup copies: put it in a folder of its own, outside the data directory`);
 }
 
 /** The backup was not taken, for a reason the operator can act on. */

@@ -32,6 +32,24 @@ export class Secrets {
     private readonly key: Buffer,
   ) {}
 
+  /**
+   * Refuses to go on with a key that does not open the secrets the store holds. A copy started
+   * without the key that sealed them (a backup restored without its SECRETS_KEY gets a freshly
+   * generated key file) had run with every app's secrets unreadable, its op calls answering a
+   * vague 503, while new secrets were sealed under the second key.
+   */
+  async assertKeyOpens(): Promise<void> {
+    const row = await this.db.selectFrom("secrets").select(["owner_user_id", "manifest_id", "name", "sealed"]).limit(1).executeTakeFirst();
+    if (row === undefined) return;
+    try {
+      open(this.key, scopeOf(row.owner_user_id, row.manifest_id, row.name), row.sealed);
+    } catch {
+      throw new Error(
+        "the secrets key (SECRETS_KEY, or DATA_DIR/secrets.key when it is unset) does not open the secrets this database holds: start with the key they were sealed with (a backup keeps it as secrets.key beside the database, unless SECRETS_KEY was set)",
+      );
+    }
+  }
+
   async names(scope: SecretScope): Promise<string[]> {
     const rows = await this.db
       .selectFrom("secrets")
