@@ -81,6 +81,21 @@ describeEachDialect("webhooks with real-world payloads", (dialect) => {
     }
   });
 
+  it("a Content-Type no parser reads, or ?key= sent twice, is still a recorded delivery (delivery rule 5)", async () => {
+    const appId = await createOwnedApp(server, owner.token, "odd-senders");
+    const hook = (await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "ingest" }, { token: owner.token })).body.webhook as { id: string; secret: string };
+    const odd = await server.client.post(`/api/v1/hooks/${hook.id}`, undefined, { raw: JSON.stringify({ object: "event", id: "evt_odd" }), token: hook.secret, headers: { "content-type": "(((" } });
+    expect(odd.status, JSON.stringify(odd.body)).toBe(200);
+    expect(await callAsOwner(server, owner.token, appId, "read", { key: "stripe:evt_odd" })).toEqual({ object: "event", id: "evt_odd" });
+    const twice = await server.client.post(`/api/v1/hooks/${hook.id}?key=${hook.secret}&key=${hook.secret}`, { object: "event" });
+    expect(expectError(twice, 400, "invalid_request").message).toContain("more than once");
+    const records = (await server.client.get(`/api/v1/webhooks/${hook.id}/deliveries`, { token: owner.token })).body.deliveries as { status: number; refusal?: string }[];
+    expect(records.map((r) => [r.status, r.refusal ?? null])).toEqual([
+      [400, "invalid_request"],
+      [200, null],
+    ]);
+  });
+
   it("parallel deliveries are each recorded once, committed together, with the webhook's outcome", async () => {
     const appId = await createOwnedApp(server, owner.token, "parallel-sink");
     const made = await server.client.post(`/api/v1/apps/${appId}/webhooks`, { op: "ingest" }, { token: owner.token });

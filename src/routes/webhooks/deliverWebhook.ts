@@ -36,7 +36,8 @@ export default function deliverWebhook(app: App, ctx: Services): void {
           summary: "Deliver to a webhook: the JSON object body is the target op's input; answers the op's {ok, value}",
           security: [{ hookSecret: [] }],
           params: Type.Object({ webhookId: Type.String({ maxLength: 100 }) }),
-          querystring: Type.Object({ key: Type.Optional(Type.String({ description: "the secret, when headers cannot be set" })) }),
+          // Sent twice, it is refused by the handler, so the refusal is recorded (spec: delivery rule 5).
+          querystring: Type.Object({ key: Type.Optional(Type.Union([Type.String({ description: "the secret, when headers cannot be set" }), Type.Array(Type.String())])) }),
           body: Type.Optional(Type.Unknown({ description: "a JSON object matching the target op's input schema" })),
           response: { 200: Type.Object({ ok: Type.Literal(true), value: Type.Unknown() }) },
         },
@@ -44,6 +45,9 @@ export default function deliverWebhook(app: App, ctx: Services): void {
         // The headers of a request it lets through are written once, by the handler.
         onRequest: async (request) => {
           addressDecisions.set(request, takeOrRefuse(ctx.limiter, request, [{ rule: HOOK_PER_ADDRESS, key: clientNetwork(request) }], { baseUrl: ctx.config.baseUrl }));
+          // The body is read as bytes whatever its type says (it must be a JSON object): a
+          // Content-Type Fastify cannot parse had been refused before the request was recorded.
+          if (request.headers["content-type"] !== undefined) request.headers["content-type"] = "application/json";
           return Promise.resolve();
         },
       },
@@ -70,7 +74,7 @@ interface Limits {
 }
 
 /** The delivery rules in order (spec: Webhooks → Delivery rules); every request that gets here is recorded. */
-async function deliver(ctx: Services, request: FastifyRequest, webhookId: string, key: string | undefined, limits: Limits): Promise<{ ok: true; value: unknown }> {
+async function deliver(ctx: Services, request: FastifyRequest, webhookId: string, key: string | string[] | undefined, limits: Limits): Promise<{ ok: true; value: unknown }> {
   const started = performance.now();
   const ts = ctx.clock.now();
   const target = await ctx.deliveries.target(webhookId);
@@ -83,6 +87,7 @@ async function deliver(ctx: Services, request: FastifyRequest, webhookId: string
   };
   let attempted = false;
   try {
+    if (Array.isArray(key)) throw apiError("invalid_request", "?key= is sent more than once; send the secret once");
     ctx.deliveries.authenticate(target, presentedSecret(request.headers.authorization, key));
     authenticated = true;
     limits.perWebhook = takeOrRefuse(ctx.limiter, request, [{ rule: HOOK_PER_WEBHOOK, key: target.row.id }], { baseUrl: ctx.config.baseUrl });
