@@ -52,6 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<BuiltApp> {
   http.addHook("onClose", async () => {
     // Background work first: nothing may touch the store after it closes.
     await ctx.scheduler.close();
+    await ctx.routines.settled();
     await ctx.builds.close();
     // Mail under way finishes writing its outbox row before the store closes.
     await ctx.mailer.settled();

@@ -24,7 +24,13 @@ describeEachDialect("routines API", (dialect) => {
   /** Moves past the scheduler's lease period as well, so the next tick claims the routine job. */
   const tickAfter = async (ms: number) => {
     clock.advance(ms);
-    return server.ctx.scheduler.tick();
+    return tickAndSettle();
+  };
+  /** A tick, and the routine runs it started (it does not wait for them). */
+  const tickAndSettle = async () => {
+    const ran = await server.ctx.scheduler.tick();
+    await server.ctx.routines.settled();
+    return ran;
   };
 
   it("creates a routine with every field of the spec's table; first next_run_at = creation + interval", async () => {
@@ -148,7 +154,7 @@ describeEachDialect("routines API", (dialect) => {
 
     // Down for 3.5 hours: one run, the slots at +2h, +3h and +4h… are skipped, not replayed.
     clock.set(start + 4 * HOUR + 30 * MINUTE);
-    await server.ctx.scheduler.tick();
+    await tickAndSettle();
     expect(await callAsOwner(server, owner.token, appId, "count")).toEqual({ ticks: 2 });
     routine = (await server.client.get(`/api/v1/routines/${created.id}`, { token: owner.token })).body.routine;
     expect(routine).toMatchObject({ next_run_at: new Date(start + 5 * HOUR).toISOString(), missed_runs: 2 });

@@ -9,7 +9,8 @@ interface Sweeps {
 /** What the periodic jobs run: the scheduler, and each service with a job of its own. */
 export interface JobDeps {
   scheduler: Scheduler;
-  routines: { runDue(now: number): Promise<unknown> };
+  routines: { startDue(now: number, onError: (error: unknown) => void): void };
+  log: { error(fields: object, message: string): void };
   activity: Sweeps;
   callCounts: Sweeps;
   deliveries: Sweeps;
@@ -46,7 +47,9 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * minutes after their last touch).
  */
 export function registerJobs(ctx: JobDeps): void {
-  ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => ctx.routines.runDue(now).then(() => undefined) });
+  // Started, not awaited: slow routines hold up neither the other jobs nor the next tick.
+  const routinesFailed = (error: unknown) => ctx.log.error({ err: error, job: "routines" }, "scheduled job failed");
+  ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => Promise.resolve(ctx.routines.startDue(now, routinesFailed)) });
   ctx.scheduler.add({ name: "activity-sweep", everyMs: HOUR, run: () => ctx.activity.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "call-count-sweep", everyMs: HOUR, run: () => ctx.callCounts.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "delivery-sweep", everyMs: HOUR, run: () => ctx.deliveries.sweep().then(() => undefined) });
