@@ -44,6 +44,7 @@ import { Feedback } from "./domain/app-page/feedback.ts";
 import { FeedbackReplies } from "./domain/app-page/feedback-reply.ts";
 import { RenderTokens } from "./domain/app-page/render-tokens.ts";
 import { openBlobStore } from "./blobs/open.ts";
+import { FsBlobStore } from "./blobs/fs-store.ts";
 import { ContentObjects, readObject } from "./blobs/objects.ts";
 import { pgLiveTransport } from "./domain/events/pg-transport.ts";
 import { LOGS_CHANNEL, PgNotifier } from "./store/notify.ts";
@@ -286,6 +287,7 @@ export async function createContext(deps: AppDeps): Promise<Services> {
     versions,
     snapshots,
     objects,
+    blobTrash: blobs instanceof FsBlobStore ? { sweep: () => blobs.sweepTrash() } : null,
     copies,
     templates,
     shares,

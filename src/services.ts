@@ -133,6 +133,8 @@ export interface Services {
   snapshots: Snapshots;
   /** S3 as the blob store: blob values, captured blobs and bundles as objects there; null otherwise. */
   objects: ContentObjects | null;
+  /** Files as the blob store: its trash of deleted files, kept an hour for backups; null with S3. */
+  blobTrash: { sweep(): Promise<unknown> } | null;
   /** Builds of modules that import npm packages: accepted from writes, run from the builds table. */
   builds: Builds;
   /** The first answer to each Idempotency-Key of app writes, replayed for 24 hours. */

@@ -30,6 +30,8 @@ export interface JobDeps {
   storage: { sweepOrphans(): Promise<unknown> };
   /** S3 only: objects nothing refers to any more. */
   objects: Sweeps | null;
+  /** Files only: deleted files past the hour they wait for backups. */
+  blobTrash: Sweeps | null;
 }
 
 /** How often due routines are looked for; a routine runs at most this late. */
@@ -44,7 +46,7 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
  * wrote after its app was deleted; the audit log and abuse reports a year; the outbox's messages
  * 30 days; the authorization server's codes, tokens and grants once expired; custom domains'
  * visitors' stores idle a year; with S3, every 5 minutes, blob objects nothing refers to, 10
- * minutes after their last touch).
+ * minutes after their last touch; with files, deleted files an hour after their deletion).
  */
 export function registerJobs(ctx: JobDeps): void {
   // Started, not awaited: slow routines hold up neither the other jobs nor the next tick.
@@ -71,4 +73,6 @@ export function registerJobs(ctx: JobDeps): void {
   const { objects } = ctx;
   // Often: an app overwriting its blob values leaves an object per write until then.
   if (objects !== null) ctx.scheduler.add({ name: "object-sweep", everyMs: 5 * MINUTE, run: () => objects.sweep().then(() => undefined) });
+  const { blobTrash } = ctx;
+  if (blobTrash !== null) ctx.scheduler.add({ name: "blob-trash-sweep", everyMs: HOUR, run: () => blobTrash.sweep().then(() => undefined) });
 }

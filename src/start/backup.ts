@@ -1,8 +1,9 @@
 import { copyFile, cp, mkdir, readdir } from "node:fs/promises";
 import { existsSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Config } from "../config/config.ts";
+import { TRASH_DIR } from "../blobs/fs-store.ts";
 import { KEY_FILE } from "../domain/secrets/key.ts";
 
 /** What a backup wrote, for the command to print. */
@@ -22,7 +23,8 @@ const ALL_PAGES = 0x7fffffff;
  * 1. the database, by SQLite's online backup API (better-sqlite3) in one step: it reads a
  *    snapshot while the server goes on writing (WAL), and a write between steps would restart it;
  * 2. the blob files: every blob a row of that snapshot names was written before its row
- *    committed, so it is there (files written since are extra, and harmless);
+ *    committed, so it is there, or in the store's trash when it was deleted since (files written
+ *    since are extra, and harmless);
  * 3. the secrets key, without which the secrets in the copy cannot be read.
  * On PostgreSQL there is nothing of ours to copy: it says what to use instead (pg_dump, the
  * bucket's versioning) and fails, so a script that meant to back up does not think it did.
@@ -50,6 +52,7 @@ export async function backup(config: Config, target: string): Promise<BackupRepo
     // Where DATA_DIR keeps them when BLOB_STORE is unset, wherever they were: start the copy without BLOB_STORE.
     const from = config.blobStore.root;
     blobs = existsSync(from) ? await copyTree(from, join(target, "blobs")) : 0;
+    blobs += await fromTrash(database, from, join(target, "blobs"));
   }
   let secretsKey = false;
   if (config.secretsKey === null && existsSync(join(config.dataDir, KEY_FILE))) {
@@ -79,6 +82,35 @@ function refuseTarget(config: Config, target: string): void {
 export class BackupRefused extends Error {}
 
 async function copyTree(from: string, to: string): Promise<number> {
-  await cp(from, to, { recursive: true, errorOnExist: false, force: true });
+  const trash = join(from, TRASH_DIR);
+  await cp(from, to, { recursive: true, errorOnExist: false, force: true, filter: (path) => path !== trash });
   return (await readdir(to, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).length;
+}
+
+/**
+ * The files the copied database names that the tree no longer held: deleted (an asset replaced,
+ * an app deleted) after the database was copied and before the tree was. The store keeps deleted
+ * files an hour in its trash (fs-store.ts); each is taken from there. Returns how many.
+ */
+async function fromTrash(database: string, root: string, to: string): Promise<number> {
+  const db = new Database(database, { readonly: true, fileMustExist: true });
+  let named: string[];
+  try {
+    named = (db.prepare("select blob_key from assets").all() as { blob_key: string }[]).map((row) => row.blob_key);
+  } finally {
+    db.close();
+  }
+  const missing = named.filter((key) => !existsSync(join(to, key)));
+  if (missing.length === 0) return 0;
+  const trash = join(root, TRASH_DIR);
+  const bins = existsSync(trash) ? await readdir(trash) : [];
+  let found = 0;
+  for (const key of missing) {
+    const bin = bins.find((name) => existsSync(join(trash, name, key)));
+    if (bin === undefined) continue;
+    await mkdir(dirname(join(to, key)), { recursive: true });
+    await copyFile(join(trash, bin, key), join(to, key));
+    found += 1;
+  }
+  return found;
 }
