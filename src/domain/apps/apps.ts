@@ -87,16 +87,9 @@ export class Apps {
     private readonly config: { readonly baseUrl: string },
     private readonly writes: GroupCommit,
     onListenerError: (error: unknown, event: AppEvent) => void,
-    /**
-     * Op calls' app reads: kept while nothing they join changed (`cache`, null for none), and on
-     * PostgreSQL those of one event-loop turn that miss read together (`batch`).
-     */
+    /** Op calls' app reads: kept while nothing they join changed (`cache`); on PostgreSQL one turn's misses read together (`batch`). */
     reads: { cache: StampedCache<AppWithTokenEpoch> | null; batch: boolean } = { cache: null, batch: false },
-    /**
-     * What the lifecycle hands work to, each built before it: bound pairings (create with
-     * `pair: true`, claim), the build queue (writes that import npm packages), the staging of a
-     * write's isolate before it commits, and the relations that grant roles (shares, teams).
-     */
+    /** What it hands work to: bound pairings, the build queue, isolate staging, and the relations granting roles (shares, teams). */
     seams: { pairing?: PairingSeam; builds?: BuildSeam; staging?: StagingSeam; roles?: readonly RoleSource[] } = {},
   ) {
     this.events = new AppEvents(onListenerError);
@@ -252,17 +245,20 @@ export class Apps {
 
   /**
    * Stores what a build made: the app row for a create, the next revision for an update (over
-   * `baseRevision` when the writer gave one). False when the app moved on or went away meanwhile.
+   * `baseRevision` when the writer gave one). Null when the app moved on or went away meanwhile,
+   * or a write that published at once superseded `buildId` (held in the publish's transaction).
    * The builds service checks the writer's authority before calling this.
    */
-  async publishBuilt(request: Omit<BuildRequest, "prepared"> & { prepared: PreparedSource; acceptedAt: number }): Promise<AppRecord | null> {
-    const { appId, actor, prepared } = request;
+  async publishBuilt(request: Omit<BuildRequest, "prepared"> & { prepared: PreparedSource; acceptedAt: number; buildId?: string }): Promise<AppRecord | null> {
+    const { appId, actor, prepared, buildId } = request;
     const now = this.clock.now();
+    const current = async (trx: Kysely<Database>) => buildId === undefined || (await this.buildSeam().holdForPublish(trx, buildId));
     if (request.intent === "create" && (await findApp(this.db, appId)) === null) {
       const owner = actor?.kind === "user" ? actor.userId : null;
       const expiresAt = owner === null ? request.acceptedAt + UNCLAIMED_TTL_MS : null;
       try {
         const app = await this.writeThenRead(appId, async (trx) => {
+          if (!(await current(trx))) return false;
           await insertApp(trx, { id: appId, ownerUserId: owner, claimedAt: owner === null ? null : now, expiresAt, now, prepared });
           return true;
         });
@@ -277,7 +273,7 @@ export class Apps {
     }
     const expected = request.baseRevision;
     const app = await this.writeThenRead(appId, async (trx) =>
-      expected === null ? (await bumpRevision(trx, appId, now, prepared)) !== null : commitRevision(trx, appId, expected, now, prepared),
+      !(await current(trx)) ? false : expected === null ? (await bumpRevision(trx, appId, now, prepared)) !== null : commitRevision(trx, appId, expected, now, prepared),
     );
     return app === null ? null : this.published(app, prepared);
   }
@@ -289,7 +285,7 @@ export class Apps {
       const now = this.clock.now();
       if (existing !== null) {
         const staged = this.stage(existing, prepared);
-        const app = await this.writeThenRead(existing.id, async (trx) => (await bumpRevision(trx, existing.id, now, prepared)) !== null);
+        const app = await this.writeThenRead(existing.id, async (trx) => (await this.builds?.supersede(trx, existing.id), (await bumpRevision(trx, existing.id, now, prepared)) !== null));
         if (app !== null) return { app: await this.published(app, prepared, staged), warnings: prepared.warnings, created: false, token: null, pairing: null };
         continue;
       }
@@ -330,6 +326,8 @@ export class Apps {
     const now = this.clock.now();
     const staged = this.stage(app, prepared);
     const updated = await this.writeThenRead(id, async (trx) => {
+      // Newer than any build of the app waiting or running (DECISIONS §10): those are superseded.
+      await this.builds?.supersede(trx, id);
       const stored = expected === null ? (await bumpRevision(trx, id, now, prepared)) !== null : await commitRevision(trx, id, expected, now, prepared);
       if (stored && within !== undefined) await within(trx);
       return stored;
@@ -366,7 +364,7 @@ export class Apps {
     const prepared = await this.withBundle(edited);
     if (prepared === null) return this.defer({ intent: "update", appId: id, actor, baseRevision: expected, prepared: edited, lockFrom: app.revision });
     const staged = this.stage(app, prepared);
-    const updated = await this.writeThenRead(id, (trx) => commitRevision(trx, id, expected, this.clock.now(), prepared));
+    const updated = await this.writeThenRead(id, async (trx) => (await this.builds?.supersede(trx, id), commitRevision(trx, id, expected, this.clock.now(), prepared)));
     if (updated === null) {
       const latest = await this.mustFind(id);
       throw revisionMismatch(this.sourceUrl(id), expected, latest.revision);

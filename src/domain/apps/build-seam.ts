@@ -35,6 +35,10 @@ export interface BuildSeam {
   bundled(prepared: PreparedSource): Promise<string | null>;
   /** Queues a build; `within` runs in the same transaction (an anonymous create's token). Returns its id. */
   accept(request: BuildRequest, within?: (trx: Kysely<Database>) => Promise<void>): Promise<string>;
+  /** A write that publishes at once came: every build of the app waiting or running is superseded, in its transaction. */
+  supersede(trx: Kysely<Database>, appId: string): Promise<void>;
+  /** In the publishing transaction: whether the build is still active, its row held until commit (a write superseding it waits). */
+  holdForPublish(trx: Kysely<Database>, buildId: string): Promise<boolean>;
 }
 
 /** What a copy that needs a build carries over when it publishes (copies.ts). */

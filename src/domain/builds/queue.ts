@@ -7,7 +7,7 @@ import type { Actor } from "../access/access.ts";
 import type { BuildRequest, BuildSeam } from "../apps/build-seam.ts";
 import type { PreparedSource } from "../source/source.ts";
 import { BUILDER_VERSION } from "./pipeline.ts";
-import { activeCounts, supersede } from "./queries.ts";
+import { ACTIVE_STATES, activeCounts, supersede } from "./queries.ts";
 import type { DirectLock } from "./resolve.ts";
 import { BUILD_DEADLINE_MS } from "./status.ts";
 
@@ -38,6 +38,15 @@ export class BuildQueue implements BuildSeam {
   /** Called after each build is queued (the runner wakes). */
   onAccepted(listener: () => void): void {
     this.listeners.push(listener);
+  }
+
+  async supersede(trx: Kysely<Database>, appId: string): Promise<void> {
+    await supersede(trx, appId, this.clock.now());
+  }
+
+  async holdForPublish(trx: Kysely<Database>, buildId: string): Promise<boolean> {
+    const held = await trx.updateTable("builds").set({ updated_at: this.clock.now() }).where("id", "=", buildId).where("state", "in", ACTIVE_STATES).executeTakeFirst();
+    return held.numUpdatedRows > 0n;
   }
 
   async bundled(prepared: PreparedSource): Promise<string | null> {

@@ -226,6 +226,7 @@ export class BuildRunner {
       prepared,
       lockFrom: null,
       acceptedAt: Number(row.accepted_at),
+      buildId: row.id,
     });
     if (app === null) return this.finish(row, { state: "superseded" });
     await this.finish(row, { state: "published", revision: app.revision });

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
+import type { ApiResponse } from "./helpers/client.ts";
+import { describeEachDialect } from "./helpers/dialects.ts";
+import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
+import { startServer, type TestServer } from "./helpers/server.ts";
+
+function npmModule(id: string, marker: string): string {
+  return `import { greet } from "npm:greet@^1.0.0";
+export const manifest = ${JSON.stringify(manifestOf(id, ["run"]))};
+export default {
+  async fetch(request) {
+    return Response.json({ ok: true, value: ${JSON.stringify(marker)} + " " + greet("x") });
+  },
+};
+`;
+}
+
+const TERMINAL = ["published", "failed", "superseded", "canceled", "expired"];
+
+async function settle(server: TestServer, status: ApiResponse["body"], token: string): Promise<ApiResponse["body"]> {
+  let body = status;
+  for (let i = 0; i < 60 && !TERMINAL.includes(body.state); i++) {
+    const res = await server.client.get(new URL(body.statusUrl).pathname, { token, headers: { prefer: "wait=5" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    body = res.body;
+  }
+  return body;
+}
+
+/**
+ * DECISIONS §10: a newer write to an app supersedes its build waiting or running. Only a newer
+ * build did: a write that published at once (no npm imports) was overwritten when the older build
+ * finished, which reported itself published. Such writes now supersede it in their transaction,
+ * and a build publishes only while it is still active (its row held as it publishes).
+ */
+describeEachDialect("builds against newer writes that publish at once", (dialect) => {
+  let server: TestServer;
+  let registry: NpmRegistry;
+  beforeAll(async () => {
+    registry = await startNpmRegistry();
+    server = await startServer({ dialect, env: { NPM_REGISTRY_URL: registry.url, BUILD_RETRY_MS: "20" } });
+  });
+  afterAll(async () => {
+    await server.close();
+    await registry.close();
+  });
+
+  it("a PUT, and a PATCH, made while an earlier npm write builds stand; the build ends superseded and publishes nothing", async () => {
+    const user = await makeUser(server);
+    const created = await server.client.post("/app", { module: moduleSource(manifestOf("lost-update")) }, { token: user.token });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const held = registry.hold();
+    // Older write: needs a build (202).
+    const older = await server.client.put(`/app/${id}`, { module: npmModule("lost-update", "older") }, { token: user.token });
+    expect(older.status, JSON.stringify(older.body)).toBe(202);
+    await held.reached;
+    // Newer write: no npm imports, publishes at once as revision 2.
+    const newer = await server.client.put(`/app/${id}`, { module: moduleSource(manifestOf("lost-update"), "// NEWER WRITE") }, { token: user.token });
+    expect(newer.status, JSON.stringify(newer.body)).toBe(200);
+    expect(newer.body.revision).toBe(2);
+    held.release();
+    const done = await settle(server, older.body, user.token);
+    expect({ state: done.state, source: (await server.client.get(`/app/${id}/source`, { token: user.token })).body.module.includes("NEWER WRITE") }).toEqual({
+      state: "superseded",
+      source: true,
+    });
+
+    const again = registry.hold();
+    const building = await server.client.put(`/app/${id}`, { module: npmModule("lost-update", "older again") }, { token: user.token });
+    expect(building.status, JSON.stringify(building.body)).toBe(202);
+    await again.reached;
+    const patched = await server.client.patch(`/app/${id}/source`, { expected_revision: 2, edits: [{ bucket: "module", old_string: "// NEWER WRITE", new_string: "// PATCHED" }] }, { token: user.token });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    again.release();
+    expect((await settle(server, building.body, user.token)).state).toBe("superseded");
+    const source = (await server.client.get(`/app/${id}/source`, { token: user.token })).body;
+    expect({ revision: source.revision, patched: (source.module as string).includes("// PATCHED") }).toEqual({ revision: 3, patched: true });
+  });
+});
