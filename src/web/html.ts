@@ -43,12 +43,18 @@ function render(value: HtmlValue): string {
   return escapeHtml(String(value));
 }
 
+// A path on this site: `/…`, never `//host` or `/\host`, which browsers treat as hosts.
+const LOCAL_PATH = /^\/(?![/\\])/;
+
 /**
  * `candidate` as a path on this site (for `return_to` after sign-in), or `fallback` when it
  * would leave it: only `/…` paths, never `//host` or `/\host`, which browsers treat as hosts.
  */
 export function sameOriginPath(candidate: string | undefined, fallback: string): string {
-  if (candidate === undefined || !/^\/(?![/\\])/.test(candidate)) return fallback;
+  if (candidate === undefined || !LOCAL_PATH.test(candidate)) return fallback;
   const url = new URL(candidate, "http://same.invalid");
-  return url.origin === "http://same.invalid" ? url.pathname + url.search : fallback;
+  const path = url.pathname + url.search;
+  // Checked again once normalised: `/.//host` and `/%2e//host` become `//host`.
+  return url.origin === "http://same.invalid" && LOCAL_PATH.test(path) ? path : fallback;
 }
+

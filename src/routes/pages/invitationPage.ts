@@ -12,7 +12,7 @@ const Params = Type.Object({ appId: Type.String({ maxLength: 100 }) });
 /** `GET /invitations/{appId}`: the invitation mail's link; the form's POST accepts and opens the app. */
 export default function invitationRoutes(app: App, ctx: Services): void {
   app.get("/invitations/:appId", { schema: { tags: ["pages"], summary: "A share invitation's page (HTML): sign in, then accept", params: Params } }, async (request, reply) => {
-    const path = `/invitations/${request.params.appId}`;
+    const path = `/invitations/${encodeURIComponent(request.params.appId)}`;
     const viewer = await viewerOf(ctx, request);
     if (viewer === null) return sendPage(reply, invitationSignInPage(path));
     // First: a malformed id is 400 and reaches no query.

@@ -15,7 +15,7 @@ const Params = Type.Object({ token: Type.String({ maxLength: 100 }) });
  */
 export default function shareLinkPage(app: App, ctx: Services): void {
   app.get("/share/:token", { schema: { tags: ["pages"], summary: "A share link's page (HTML): sign in, then open the app", params: Params } }, async (request, reply) => {
-    const path = `/share/${request.params.token}`;
+    const path = `/share/${encodeURIComponent(request.params.token)}`;
     const viewer = await viewerOf(ctx, request);
     if (viewer === null) return sendPage(reply, shareSignInPage(path));
     const link = await ctx.shareLinks.peek(request.params.token);

@@ -19,7 +19,7 @@ export default function teamInvitationRoutes(app: App, ctx: Services): void {
     "/team-invitations/:invitationId",
     { schema: { tags: ["pages"], summary: "A team invitation's page (HTML): sign in, then join", params: Params } },
     async (request, reply) => {
-      const path = `/team-invitations/${request.params.invitationId}`;
+      const path = `/team-invitations/${encodeURIComponent(request.params.invitationId)}`;
       const viewer = await viewerOf(ctx, request);
       if (viewer === null) return sendPage(reply, teamInvitationSignInPage(path));
       // A malformed id is 400 before any query.
