@@ -56,9 +56,17 @@ describeEachDialect("apps: claim, canonical URLs and listing", (dialect) => {
 
     const user = await makeUser(server);
     await server.client.post(`/app/${app.id}/claim`, { token: app.token }, { cookie: user.cookie, headers: { origin: server.config.baseUrl } });
-    const redirect = await server.client.get(`/app/${app.id}?t=abc`);
+    const redirect = await server.client.get(`/app/${app.id}?t=abc`, { cookie: user.cookie });
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get("location")).toBe(`${server.config.baseUrl}/@${user.handle}/page-app?t=abc`);
+    // Only for who may open it: the address names the owner and the manifest id. Anyone else is
+    // refused as at an id with no app (the sign-in page for a browser).
+    const stranger = await makeUser(server);
+    for (const options of [{}, { cookie: stranger.cookie }]) expectError(await server.client.get(`/app/${app.id}`, options), 404, "app_not_found");
+    const browser = await server.client.get(`/app/${app.id}`, { headers: { accept: "text/html" } });
+    const missing = await server.client.get(`/app/00000000-0000-4000-8000-000000000000`, { headers: { accept: "text/html" } });
+    expect([browser.status, browser.headers.get("location")]).toEqual([missing.status, null]);
+    expect(browser.text).not.toContain(user.handle);
     const canonical = await server.client.get(`/@${user.handle}/page-app`, { cookie: user.cookie });
     expect(canonical.status).toBe(200);
     expect(canonical.text).toContain("<title>page-app</title>");

@@ -16,6 +16,21 @@ describeEachDialect("render tokens", (dialect) => {
   });
   afterAll(async () => server.close());
 
+  it("a link carrying another person's token opens the page as whoever is signed in, never as that person", async () => {
+    const [owner, attacker, victim] = [await makeUser(server), await makeUser(server), await makeUser(server)];
+    const { id } = (await server.client.post("/app", { module: MODULE }, { token: owner.token })).body;
+    expect((await server.client.put(`/app/${id}/visibility`, { visibility: "public" }, { token: owner.token })).status).toBe(200);
+    const shell = `/@${owner.handle}/tokens-app`;
+    const attackers = await openShell(server, shell, attacker.cookie);
+    // The victim, signed in, follows a link with the attacker's token in it.
+    const victims = await openShell(server, `${shell}?t=${attackers}`, victim.cookie);
+    expect(victims).not.toBe(attackers);
+    const sdk = await server.ctx.tokens.authenticate(await openFrame(server, id, victims));
+    expect(sdk.kind === "render" ? sdk.userId : null).toBe(victim.id);
+    // Signed out, the link still opens the page as the person it was made for.
+    expect(await openShell(server, `${shell}?t=${attackers}`)).toBe(attackers);
+  });
+
   it("rotate on re-render: the previous token keeps working for 15 minutes, then token_expired", async () => {
     const owner = await makeUser(server);
     const created = await server.client.post("/app", { module: MODULE }, { token: owner.token });

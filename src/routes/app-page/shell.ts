@@ -24,6 +24,7 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
  */
 export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
   const principal = await pagePrincipalOf(ctx, request);
+  const userId = principal?.kind === "user" ? principal.userId : null;
   const t = linkToken(request) ?? (app !== null && customHostOf(request)?.appId === app.id ? request.cookies[hostCookieName(request, DOMAIN_TOKEN_COOKIE)] : undefined);
   let expiredLink = false;
   if (typeof t === "string" && t !== "" && app !== null) {
@@ -32,11 +33,13 @@ export async function pageAccess(ctx: Services, request: FastifyRequest, app: Ap
       throw error;
     });
     // Only while the person it was made for may still open the app, as the frame asks (a share
-    // revoked, a team left, the app made private or claimed since).
-    if (holder?.kind === "render" && holder.appId === app.id && can(await ctx.apps.roleOf(holder, app), "view")) return { allowed: true, userId: holder.userId, queryToken: t };
-    expiredLink = true;
+    // revoked, a team left, the app made private or claimed since); and never as someone other
+    // than who is signed in: a link carrying another's token had made a signed-in visitor use the
+    // app as that person (what they saved, theirs).
+    const mine = userId === null || holder?.kind !== "render" || holder.userId === userId;
+    if (holder?.kind === "render" && holder.appId === app.id && mine && can(await ctx.apps.roleOf(holder, app), "view")) return { allowed: true, userId: holder.userId, queryToken: t };
+    expiredLink = mine;
   }
-  const userId = principal?.kind === "user" ? principal.userId : null;
   if (app !== null && can(await ctx.apps.roleOf(principal, app), "view")) return { allowed: true, userId, queryToken: null };
   return { allowed: false, signedIn: userId !== null, expiredLink };
 }
