@@ -31,6 +31,27 @@ describeEachDialect("render tokens", (dialect) => {
     expect(await openShell(server, `${shell}?t=${attackers}`)).toBe(attackers);
   });
 
+  it("claiming an app ends the render tokens made while it was unclaimed: the one in its open-in-chat link would have opened it as the owner", async () => {
+    const person = await makeUser(server);
+    const created = await server.client.post("/app", { module: moduleSource(manifestOf("claimed-later", ["hello"])) });
+    const { id, token } = created.body;
+    const shell = await server.client.get(`/app/${id}`, { cookie: person.cookie, headers: { accept: "text/html" } });
+    const chat = decodeURIComponent(/id="open-chat" href="https:\/\/claude\.ai\/new\?q=([^"]+)"/.exec(shell.text)?.[1]?.replaceAll("&amp;", "&") ?? "");
+    const inPrompt = /(svc_render_[A-Za-z0-9]+)/.exec(chat)?.[1] ?? "";
+    expect(inPrompt).not.toBe("");
+    const frame = await openFrame(server, id, inPrompt);
+    expect((await server.client.post(`/app/${id}/api/hello`, {}, { token: frame })).status).toBe(200);
+
+    expect((await server.client.post(`/app/${id}/claim`, { token }, { token: person.token })).status).toBe(200);
+    expect((await server.client.get(`/@${person.handle}/claimed-later?t=${inPrompt}`, { headers: { accept: "text/html" } })).status).toBe(401);
+    for (const refused of [await server.client.post(`/app/${id}/api/hello`, {}, { token: frame }), await server.client.post(`/app/${id}/render-token`, undefined, { token: frame })]) {
+      expect(expectError(refused, 401, "unauthorized")).toMatchObject({ reason: "token_revoked_post_claim", message: expect.stringContaining("open it again") });
+    }
+    // The owner's own page mints them fresh ones.
+    const fresh = await openFrame(server, id, await openShell(server, `/@${person.handle}/claimed-later`, person.cookie));
+    expect((await server.client.post(`/app/${id}/api/hello`, {}, { token: fresh })).status).toBe(200);
+  });
+
   it("rotate on re-render: the previous token keeps working for 15 minutes, then token_expired", async () => {
     const owner = await makeUser(server);
     const created = await server.client.post("/app", { module: MODULE }, { token: owner.token });

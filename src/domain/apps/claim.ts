@@ -17,8 +17,9 @@ export interface ClaimDeps {
 /**
  * POST /app/{id}/claim (spec "App ownership and lifetime"): a signed-in user presenting the app's
  * own token takes ownership. In one transaction: the owner is set and the expiry cleared (only if
- * still unclaimed, so two claims cannot both win), the app's tokens are revoked with reason
- * `claimed` (their later use is 401 token_revoked_post_claim), and a bound pairing is approved.
+ * still unclaimed, so two claims cannot both win), the app's tokens and render tokens are revoked
+ * with reason `claimed` (their later use is 401 token_revoked_post_claim), and a bound pairing is
+ * approved.
  */
 export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, token: string, audit?: AuditContext): Promise<AppRecord> {
   if (app.ownerUserId !== null) throw apiError("already_claimed", "this app has already been claimed");
@@ -46,11 +47,13 @@ export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, 
         .where("owner_user_id", "is", null)
         .executeTakeFirst();
       if (moved.numUpdatedRows === 0n) throw apiError("already_claimed", "this app has already been claimed");
+      // Its render tokens too: made while anyone holding the URL could open it, they went into
+      // "open in chat" links and prompts, and one made for the claimant would act as the owner.
       await trx
         .updateTable("tokens")
         .set({ revoked_at: deps.now, revoked_reason: "claimed" })
         .where("app_id", "=", app.id)
-        .where("kind", "=", "app")
+        .where("kind", "in", ["app", "render"])
         .where("revoked_at", "is", null)
         .execute();
       // Pairing plugs in here: the device code minted with the app is approved for this user.

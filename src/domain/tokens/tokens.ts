@@ -84,6 +84,9 @@ export class Tokens {
       throw apiError("unauthorized", "the bearer token is not known", { reason: "token_unknown" });
     }
     if (row.revoked_at !== null) {
+      if (row.revoked_reason === "claimed" && row.kind === "render") {
+        throw apiError("unauthorized", "this app was claimed after this page was opened; open it again", { reason: "token_revoked_post_claim" });
+      }
       if (row.revoked_reason === "claimed") {
         throw apiError(
           "unauthorized",
