@@ -51,6 +51,9 @@ describeEachDialect("apps: manifest extraction and validation", (dialect) => {
       [`export const manifest = { id: "a", capabilities: { origins: [/x/] } };`, "manifest.capabilities.origins[0]"],
       [`export const manifest = makeManifest();`, "manifest"],
       [`export let manifest = { id: "a" };`, "manifest"],
+      // A repeated key: JavaScript keeps the last, a rewrite of the first (a copy's new id) changed nothing.
+      [`export const manifest = { id: "a", id: "b" };`, "manifest.id"],
+      [`export const manifest = { id: "a", routes: { go: {}, "go": {} } };`, "manifest.routes.go"],
     ];
     for (const [head, path] of cases) {
       const error = expectError(await create(`${head}\n${FETCH}`), 400, "invalid_manifest_schema");

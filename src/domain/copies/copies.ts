@@ -130,7 +130,8 @@ export class Copies {
         if (replayed !== null) return finish(replayed);
       }
       await this.refuseTaken(userId, manifestId, source, input.manifest_id === undefined);
-      throw error;
+      // Taken and gone again in between: nothing holds it now, so a retry may go through.
+      throw apiError("service_busy", "another write took this copy's manifest id a moment ago; retry", undefined, { cause: error });
     }
     const app = await this.apps.mustFind(id);
     await this.apps.events.emit({ type: "published", appId: id, revision: app.revision, warnings: prepared.warnings });

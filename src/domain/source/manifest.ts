@@ -183,6 +183,11 @@ function toLiteral(node: Node, path: string): LiteralValue {
         const at = `${path}.${key}`;
         if (p.kind !== "init" || p.method) return refuse("a getter, setter or method", at);
         if (p.shorthand) return refuse(`a reference to the variable ${key}`, at);
+        // JavaScript keeps the last of a repeated key; a rewrite of the first (a copy's manifest
+        // id) would then change nothing. Said once, a key means one thing.
+        if (entries.some(([seen]) => seen === key)) {
+          throw apiError("invalid_manifest_schema", `${at} is given more than once; give each key once`, { details: { path: at } });
+        }
         entries.push([key, toLiteral(p.value, at)]);
       }
       // fromEntries defines own properties, so a "__proto__" key stays data and cannot set a prototype.
