@@ -131,7 +131,7 @@ export class Copies {
       }
       await this.refuseTaken(userId, manifestId, source, input.manifest_id === undefined);
       // Taken and gone again in between: nothing holds it now, so a retry may go through.
-      throw apiError("service_busy", "another write took this copy's manifest id a moment ago; retry", undefined, { cause: error });
+      throw apiError("service_busy", "another write took this copy's manifest id a moment ago; retry");
     }
     const app = await this.apps.mustFind(id);
     await this.apps.events.emit({ type: "published", appId: id, revision: app.revision, warnings: prepared.warnings });
