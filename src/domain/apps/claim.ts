@@ -47,13 +47,15 @@ export async function claimApp(deps: ClaimDeps, app: AppRecord, userId: string, 
         .where("owner_user_id", "is", null)
         .executeTakeFirst();
       if (moved.numUpdatedRows === 0n) throw apiError("already_claimed", "this app has already been claimed");
-      // Its render tokens too: made while anyone holding the URL could open it, they went into
-      // "open in chat" links and prompts, and one made for the claimant would act as the owner.
+      // And the render tokens made for people: made while anyone holding the URL could open it,
+      // they went into "open in chat" links and prompts, and the claimant's would act as the
+      // owner. Anonymous visitors' (shared, acting for no one) open a claimed app only if it is
+      // made public, as anyone's page would.
       await trx
         .updateTable("tokens")
         .set({ revoked_at: deps.now, revoked_reason: "claimed" })
         .where("app_id", "=", app.id)
-        .where("kind", "in", ["app", "render"])
+        .where((eb) => eb.or([eb("kind", "=", "app"), eb.and([eb("kind", "=", "render"), eb("user_id", "is not", null)])]))
         .where("revoked_at", "is", null)
         .execute();
       // Pairing plugs in here: the device code minted with the app is approved for this user.
