@@ -48,6 +48,9 @@ describeEachDialect("custom domains: a person signs in on the main host and come
     await dns?.close();
   });
 
+  /** The state a domain's sign-in page left in the browser's cookie. */
+  const stateOf = (page: { headers: Record<string, string | string[] | undefined> }) =>
+    /^svc_open_state=([^;]*)/.exec(([] as string[]).concat(page.headers["set-cookie"] ?? []).find((c) => c.startsWith("svc_open_state=")) ?? "")?.[1] ?? "";
   const handOff = (appId: string, host: string, cookie = "") =>
     server.client.get(`/app/${appId}/open-on-domain?host=${encodeURIComponent(host)}`, { headers: HTML, ...(cookie === "" ? {} : { cookie }) });
 
@@ -56,7 +59,10 @@ describeEachDialect("custom domains: a person signs in on the main host and come
     expect(page.status).toBe(401);
     expect(page.body).not.toContain('action="/sign-in"');
     const link = /href="([^"]+open-on-domain[^"]+)"/.exec(page.body)?.[1]?.replaceAll("&amp;", "&");
-    expect(link).toBe(`${server.url}/app/${privateId}/open-on-domain?host=closed.example.test`);
+    // With the state the page left in this browser's cookie of the domain: the token coming back is kept only here.
+    const state = stateOf(page);
+    expect(state).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(link).toBe(`${server.url}/app/${privateId}/open-on-domain?host=closed.example.test&state=${state}`);
     // Nothing else of the control plane is reachable there, the new path included.
     const there = await viaHost(server.url, "closed.example.test", `/app/${privateId}/open-on-domain?host=closed.example.test`, { headers: HTML });
     expect(there.status).toBe(404);
@@ -71,7 +77,11 @@ describeEachDialect("custom domains: a person signs in on the main host and come
 
     // Signed in: a page the browser leaves at once for the domain (a redirect there would be the
     // sign-in form's, which its form-action stops), with the token in the address.
-    const back = await handOff(privateId, "Closed.Example.Test.", owner.cookie);
+    const refused = await viaHost(server.url, "closed.example.test", "/", { headers: HTML });
+    const state = stateOf(refused);
+    const withState = await server.client.get(`/app/${privateId}/open-on-domain?host=closed.example.test&state=${state}`, { headers: HTML });
+    expect(new URL(withState.headers.get("location") ?? "", server.url).searchParams.get("return_to")).toBe(`/app/${privateId}/open-on-domain?host=closed.example.test&state=${state}`);
+    const back = await server.client.get(`/app/${privateId}/open-on-domain?host=Closed.Example.Test.&state=${state}`, { headers: HTML, cookie: owner.cookie });
     expect(back.status).toBe(200);
     const refresh = /<meta http-equiv="refresh" content="0; url=([^"]+)">/.exec(back.text)?.[1]?.replaceAll("&amp;", "&") ?? "";
     expect(back.text).toContain(`href="${refresh.replaceAll("&", "&amp;")}"`);
@@ -79,10 +89,17 @@ describeEachDialect("custom domains: a person signs in on the main host and come
     expect([target.protocol, target.host, target.pathname]).toEqual(["http:", `closed.example.test:${port}`, "/"]);
     const token = target.searchParams.get("t") ?? "";
     expect(token).toMatch(/^svc_render_/);
+    expect(target.searchParams.get("state")).toBe(state);
+
+    // Without the browser's state (anyone's link), the token is not kept: it had planted the
+    // link's maker as whoever uses that browser on the domain, for a day.
+    const planted = await viaHost(server.url, "closed.example.test", `/?t=${encodeURIComponent(token)}&state=${state}`, { headers: HTML });
+    expect(planted.status).toBe(200);
+    expect(([] as string[]).concat(planted.headers["set-cookie"] ?? []).some((c) => c.startsWith("svc_app_token="))).toBe(false);
 
     // On the domain the token leaves the address for a cookie of that host alone, and the page
     // answers at its own address from then on.
-    const landing = await viaHost(server.url, "closed.example.test", `/?t=${encodeURIComponent(token)}`, { headers: HTML });
+    const landing = await viaHost(server.url, "closed.example.test", `/?t=${encodeURIComponent(token)}&state=${state}`, { headers: { ...HTML, cookie: `svc_open_state=${state}` } });
     expect([landing.status, landing.headers.location]).toEqual([303, "/"]);
     const set = ([] as string[]).concat(landing.headers["set-cookie"] ?? []).find((c) => c.startsWith("svc_app_token=")) ?? "";
     expect(set.split(";")[0]).toBe(`svc_app_token=${token}`);
@@ -126,7 +143,7 @@ describeEachDialect("custom domains: a person signs in on the main host and come
     const holder = await server.ctx.tokens.authenticate(decodeURIComponent(token));
     expect(holder).toMatchObject({ kind: "render", appId: privateId, userId: bob.id });
     const page = await viaHost(server.url, "closed.example.test:8443", "/", { headers: HTML });
-    expect(page.body).toContain(`/app/${privateId}/open-on-domain?host=closed.example.test"`);
+    expect(page.body).toContain(`/app/${privateId}/open-on-domain?host=closed.example.test&amp;state=`);
   });
 
   it("a render token as the credential is no one: refused, not sent on; a suspended app mints nothing; a failing domain gets no token", async () => {
@@ -170,6 +187,16 @@ describeEachDialect("custom domains: a person signs in on the main host and come
     // The main host keeps its links as they were.
     const main = await server.client.get(`/app/${privateId}?t=${encodeURIComponent(token)}`, { headers: HTML });
     expect(main.headers.get("set-cookie") ?? "").not.toContain("svc_app_token=");
+    // Signed in on the domain (its cookie), a link with someone else's token opens the page as
+    // the cookie's person, not the link's.
+    const other = await createUser(server);
+    expect((await server.client.post(`/api/v1/apps/${privateId}/shares`, { grantee: other.handle }, { token: owner.token })).status).toBe(201);
+    expect((await server.client.post(`/api/v1/apps/${privateId}/shares/accept`, undefined, { token: other.token })).status).toBe(200);
+    const theirs = (await server.ctx.renderTokens.mintQuery(privateId, other.id)).token;
+    const mine = await viaHost(server.url, "closed.example.test", `/?t=${encodeURIComponent(theirs)}`, { headers: { ...HTML, cookie: `svc_app_token=${token}` } });
+    expect(mine.status).toBe(200);
+    expect(mine.body).toContain(`frame?t=${token}`);
+    expect(mine.body).not.toContain(theirs);
     // A cookie holding another app's token opens nothing.
     const wrong = await viaHost(server.url, "open.example.test", "/", { headers: { ...HTML, cookie: `svc_app_token=${token}` } });
     expect(wrong.body).not.toContain(token);

@@ -57,8 +57,10 @@ export function publicOrigin(request: FastifyRequest, baseUrl: string): string {
 
 /**
  * Where a page on a custom domain sends a person to sign in: a path on the main host, which signs
- * them in there and sends them back with a render token (routes/domains/openOnDomain.ts).
+ * them in there and sends them back with a render token (routes/domains/openOnDomain.ts), and
+ * with `state`, the value the domain's page left in that browser's cookie, so the domain keeps
+ * only a token this browser asked for.
  */
-export function openOnDomainPath(appId: string, host: string): string {
-  return `/app/${encodeURIComponent(appId)}/open-on-domain?host=${encodeURIComponent(host)}`;
+export function openOnDomainPath(appId: string, host: string, state?: string): string {
+  return `/app/${encodeURIComponent(appId)}/open-on-domain?host=${encodeURIComponent(host)}${state === undefined ? "" : `&state=${encodeURIComponent(state)}`}`;
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Services } from "../../services.ts";
 import { can } from "../../domain/access/access.ts";
@@ -22,10 +23,10 @@ type PageAccess = { allowed: true; userId: string | null; queryToken: string | n
  * may call it (owner, visibility) and for anyone holding a valid query render token for it, made
  * for someone who still may.
  */
-export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null): Promise<PageAccess> {
+export async function pageAccess(ctx: Services, request: FastifyRequest, app: AppRecord | null, ignoreLink = false): Promise<PageAccess> {
   const principal = await pagePrincipalOf(ctx, request);
   const userId = principal?.kind === "user" ? principal.userId : null;
-  const t = linkToken(request) ?? (app !== null && customHostOf(request)?.appId === app.id ? request.cookies[hostCookieName(request, DOMAIN_TOKEN_COOKIE)] : undefined);
+  const t = (ignoreLink ? undefined : linkToken(request)) ?? (app !== null && customHostOf(request)?.appId === app.id ? request.cookies[hostCookieName(request, DOMAIN_TOKEN_COOKIE)] : undefined);
   let expiredLink = false;
   if (typeof t === "string" && t !== "" && app !== null) {
     const holder = await ctx.tokens.authenticate(t).catch((error: unknown) => {
@@ -50,13 +51,19 @@ export async function pageAccess(ctx: Services, request: FastifyRequest, app: Ap
  * API client (no text/html in Accept) the 404 envelope, whether or not the app is there.
  */
 export async function serveShell(ctx: Services, request: FastifyRequest, reply: FastifyReply, app: AppRecord | null): Promise<FastifyReply> {
-  const access = await pageAccess(ctx, request, app);
-  // A person sent here from the main host (routes/domains/openOnDomain.ts) holds their token in
-  // the address: it moves to a cookie of this domain alone, and the address becomes the app's own,
-  // so no copy of the link, bookmark or history entry carries it.
   const routed = customHostOf(request);
-  if (routed !== null && access.allowed && access.userId !== null && access.queryToken !== null && access.queryToken === linkToken(request)) {
+  // A person sent here from the main host (routes/domains/openOnDomain.ts) holds their token in
+  // the address, with the state this domain's page left in their browser: only then does it
+  // move to a cookie of this domain alone (anyone's link had planted theirs for a day), and the
+  // address becomes the app's own, so no copy of the link, bookmark or history entry carries it.
+  const state = routed === null ? undefined : queryString(request, "state");
+  const handedOver = state !== undefined && state === request.cookies[hostCookieName(request, OPEN_STATE_COOKIE)];
+  // On the app's domain its token cookie says who is signed in: another link's token does not replace it.
+  const ignoreLink = routed !== null && !handedOver && request.cookies[hostCookieName(request, DOMAIN_TOKEN_COOKIE)] !== undefined;
+  const access = await pageAccess(ctx, request, app, ignoreLink);
+  if (handedOver && access.allowed && access.userId !== null && access.queryToken !== null && access.queryToken === linkToken(request)) {
     setHostCookie(request, reply, DOMAIN_TOKEN_COOKIE, access.queryToken, QUERY_TOKEN_TTL_MS / 1000);
+    setHostCookie(request, reply, OPEN_STATE_COOKIE, "", 0);
     return reply.redirect("/", 303);
   }
   if (!access.allowed || app === null) {
@@ -67,7 +74,9 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
     if (routed === null || app === null) return sendPage(reply, signInPage({ returnTo: request.url.split("?")[0] ?? "/", intro }), 401);
     // Sign-in is not served on a custom domain: it happens on the main host, which sends them back.
     const base = ctx.config.baseUrl;
-    return sendPage(reply, domainSignInPage({ link: `${base}${openOnDomainPath(app.id, hostKey(routed.host) ?? routed.host)}`, intro, service: new URL(base).host }), 401);
+    const opening = randomBytes(16).toString("base64url");
+    setHostCookie(request, reply, OPEN_STATE_COOKIE, opening, OPEN_STATE_TTL_S);
+    return sendPage(reply, domainSignInPage({ link: `${base}${openOnDomainPath(app.id, hostKey(routed.host) ?? routed.host, opening)}`, intro, service: new URL(base).host }), 401);
   }
   if (app.suspension !== null) {
     // DECISIONS §15: the page says so (403); nothing of the app is served, not even its frame.
@@ -98,13 +107,21 @@ export async function serveShell(ctx: Services, request: FastifyRequest, reply: 
 
 /** The query's `t`, a render token in a link. */
 function linkToken(request: FastifyRequest): string | undefined {
-  const t = (request.query as Record<string, unknown> | undefined)?.t;
-  return typeof t === "string" && t !== "" ? t : undefined;
+  return queryString(request, "t");
+}
+
+function queryString(request: FastifyRequest, name: string): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === "string" && value !== "" ? value : undefined;
 }
 
 // A custom domain's own cookies: its visitor's id, and a signed-in person's render token.
 const VISITOR_COOKIE = "svc_visitor";
 const DOMAIN_TOKEN_COOKIE = "svc_app_token";
+// What the domain's sign-in link carries to the main host and back: the token it brings is kept
+// only by the browser holding this (ten minutes to sign in).
+const OPEN_STATE_COOKIE = "svc_open_state";
+const OPEN_STATE_TTL_S = 600;
 
 /** The name of a cookie of this host alone: `__Host-` where the domain is served over https. */
 function hostCookieName(request: FastifyRequest, name: string): string {

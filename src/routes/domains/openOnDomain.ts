@@ -25,7 +25,7 @@ export default function openOnDomain(app: App, ctx: Services): void {
         tags: ["pages"],
         summary: "Signs a person in on the main host and sends them to the app's custom domain with a render token (HTML redirects)",
         params: Type.Object({ appId: Type.String({ maxLength: 100 }) }),
-        querystring: Type.Object({ host: Type.String({ minLength: 1, maxLength: 300 }) }),
+        querystring: Type.Object({ host: Type.String({ minLength: 1, maxLength: 300 }), state: Type.Optional(Type.String({ maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" })) }),
       },
     },
     async (request, reply) => {
@@ -41,7 +41,7 @@ export default function openOnDomain(app: App, ctx: Services): void {
       const person = principal?.kind === "user" ? principal : null;
       if (!can(await ctx.apps.roleOf(person, record), "view")) {
         if (principal !== null) return sendPage(reply, errorPage(missing), 404);
-        return reply.redirect(`/sign-in?return_to=${encodeURIComponent(openOnDomainPath(record.id, host))}`, 303);
+        return reply.redirect(`/sign-in?return_to=${encodeURIComponent(openOnDomainPath(record.id, host, request.query.state))}`, 303);
       }
       if (record.suspension !== null) return sendPage(reply, errorPage(apiError("forbidden", `This app has been ${SUSPENDED_MESSAGE}.`)), 403);
       const origin = domainOrigin(ctx.config.baseUrl, host);
@@ -52,7 +52,9 @@ export default function openOnDomain(app: App, ctx: Services): void {
       const token = (await ctx.renderTokens.mintQuery(record.id, person.userId)).token;
       // A page, not a redirect: arriving from the sign-in form, a redirect to another origin
       // is the form's, and the sign-in page's form-action (its own origin) would stop it.
-      return sendPage(reply, onTheWayPage({ title: `Opening ${record.displayName}`, to: `${origin}/?t=${encodeURIComponent(token)}`, where: host }));
+      // The state goes back as it came: the domain keeps the token only for the browser that asked.
+      const state = request.query.state === undefined ? "" : `&state=${encodeURIComponent(request.query.state)}`;
+      return sendPage(reply, onTheWayPage({ title: `Opening ${record.displayName}`, to: `${origin}/?t=${encodeURIComponent(token)}${state}`, where: host }));
     },
   );
 }
