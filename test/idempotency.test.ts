@@ -20,14 +20,16 @@ describeEachDialect("Idempotency-Key on POST /app and PUT /app/{id}", (dialect) 
 
   it("the same key and body replay the first answer (the same app and token); another body is 409 idempotency_conflict", async () => {
     const body = { module: moduleSource(manifestOf("idem-anon")) };
-    const first = await server.client.post("/app", body, key("create-1"));
+    const first = await server.client.post("/app", body, key("create-1-7f3a9c2e41b8"));
     expect(first.status).toBe(201);
-    const again = await server.client.post("/app", body, key("create-1"));
+    const again = await server.client.post("/app", body, key("create-1-7f3a9c2e41b8"));
     expect(again.status).toBe(201);
     expect(again.body).toEqual(first.body);
     expect(again.headers.get("etag")).toBe('"1"');
-    const other = await server.client.post("/app", { module: moduleSource(manifestOf("idem-other")) }, key("create-1"));
+    const other = await server.client.post("/app", { module: moduleSource(manifestOf("idem-other")) }, key("create-1-7f3a9c2e41b8"));
     expectError(other, 409, "idempotency_conflict");
+    // Sent without a token, a key anyone might pick is refused: the replay carries the app's token.
+    expect(expectError(await server.client.post("/app", body, key("create-1")), 400, "invalid_request").message).toContain("at least 16 characters");
     // Without the key, the same body makes a second app.
     expect((await server.client.post("/app", body)).body.id).not.toBe(first.body.id);
   });
@@ -48,17 +50,17 @@ describeEachDialect("Idempotency-Key on POST /app and PUT /app/{id}", (dialect) 
   });
 
   it("a refused write leaves its key free for the corrected retry", async () => {
-    expectError(await server.client.post("/app", { module: "export default {}" }, key("retry-1")), 400, "invalid_module");
-    expect((await server.client.post("/app", { module: moduleSource(manifestOf("idem-retry")) }, key("retry-1"))).status).toBe(201);
+    expectError(await server.client.post("/app", { module: "export default {}" }, key("retry-1-7f3a9c2e41b8")), 400, "invalid_module");
+    expect((await server.client.post("/app", { module: moduleSource(manifestOf("idem-retry")) }, key("retry-1-7f3a9c2e41b8"))).status).toBe(201);
   });
 
   it("a write that needs a build replays its 202 (the same build, token included) and its status says until when", async () => {
     const body = { module: `import { greet } from "npm:greet@1";\n${moduleSource(manifestOf("idem-build"))}\nexport const g = greet;` };
-    const first = await server.client.post("/app", body, key("build-1"));
+    const first = await server.client.post("/app", body, key("build-1-7f3a9c2e41b8"));
     expect(first.status, JSON.stringify(first.body)).toBe(202);
     expect(first.body.idempotencyExpiresAt).toEqual(expect.any(String));
     expect(Date.parse(first.body.idempotencyExpiresAt) - Date.parse(first.body.acceptedAt)).toBe(24 * 60 * 60 * 1000);
-    const again = await server.client.post("/app", body, key("build-1"));
+    const again = await server.client.post("/app", body, key("build-1-7f3a9c2e41b8"));
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ buildId: first.body.buildId, appId: first.body.appId, token: first.body.token });
   });
