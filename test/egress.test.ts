@@ -33,6 +33,7 @@ describe("egress: outbound fetch from app code", () => {
         return left > 0 ? res.writeHead(302, { location: `/chain/${left - 1}` }).end() : res.end("end of chain");
       }
       if (url.pathname === "/see-other") return res.writeHead(303, { location: "/ok" }).end();
+      if (url.pathname === "/headers") return res.end(JSON.stringify({ authorization: req.headers.authorization ?? null, cookie: req.headers.cookie ?? null, keep: req.headers["x-keep"] ?? null }));
       if (url.pathname === "/echo") {
         const chunks: Buffer[] = [];
         req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -67,7 +68,7 @@ describe("egress: outbound fetch from app code", () => {
     await canary?.close();
   });
 
-  const get = async (url: string, init: { method?: string; body?: string } = {}) => {
+  const get = async (url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) => {
     const res = await server.client.post(`/app/${appId}/api/get`, { url, ...init }, { token: owner.token });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body.value as { status?: number; size?: number; head?: string; error?: string };
@@ -80,6 +81,13 @@ describe("egress: outbound fetch from app code", () => {
     expect(await get(`${api}/echo`, { method: "POST", body: "payload" })).toMatchObject({ head: "POST payload" });
     expect(await get(`${api}/see-other`, { method: "POST", body: "x" })).toMatchObject({ head: "hello from the fixture" });
     expect(await get(`${api}/exact`)).toMatchObject({ status: 200, size: 5 * MiB });
+  });
+
+  it("carries credentials across a redirect only within their origin, as browsers do", async () => {
+    const headers = { authorization: "Bearer sk_live_app_secret", cookie: "session=app", "x-keep": "1" };
+    const seen = async (to: string) => JSON.parse((await get(`${api}/redirect?to=${encodeURIComponent(to)}`, { headers })).head ?? "null") as Record<string, string | null>;
+    expect(await seen(`${api}/headers`)).toEqual({ authorization: "Bearer sk_live_app_secret", cookie: "session=app", keep: "1" });
+    expect(await seen(`${other}/headers`)).toEqual({ authorization: null, cookie: null, keep: "1" });
   });
 
   it("refuses what the policy forbids, with a clear error in app code", async () => {
@@ -188,9 +196,9 @@ function fetcherModule(origins: string[]): string {
 };
 export default {
   async fetch(request) {
-    const { url, method, body } = await request.json();
+    const { url, method, body, headers } = await request.json();
     try {
-      const res = await fetch(url, { method: method ?? "GET", body });
+      const res = await fetch(url, { method: method ?? "GET", body, headers });
       const text = await res.text();
       return Response.json({ ok: true, value: { status: res.status, size: text.length, head: text.slice(0, 100) } });
     } catch (e) {

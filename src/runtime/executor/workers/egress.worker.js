@@ -7,6 +7,9 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 
 const MAX_REDIRECTS = 5;
+const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+// What described the body that a redirect to GET drops (the fetch standard's list).
+const BODY_HEADERS = ["content-type", "content-encoding", "content-language", "content-location", "content-length"];
 const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 
 export class Egress extends WorkerEntrypoint {
@@ -16,10 +19,11 @@ export class Egress extends WorkerEntrypoint {
     let url = new URL(request.url);
     let method = request.method;
     let payload = body;
+    const headers = new Headers(request.headers);
     for (let hop = 0; ; hop++) {
       const refusal = refuse(url, origins);
       if (refusal) throw await this.refused(appId, url, refusal);
-      const init = { method, headers: request.headers, body: payload, redirect: "manual" };
+      const init = { method, headers, body: payload, redirect: "manual" };
       let response;
       try {
         response = await this.target(url).fetch(url.href, init);
@@ -29,11 +33,16 @@ export class Egress extends WorkerEntrypoint {
       const location = response.headers.get("location");
       if (response.status >= 300 && response.status < 400 && location) {
         if (hop === MAX_REDIRECTS) throw await this.refused(appId, url, `more than ${MAX_REDIRECTS} redirects`);
-        url = new URL(location, url);
+        const next = new URL(location, url);
+        // Credentials meant for one origin are not carried to another, as browsers do: a
+        // declared API redirecting elsewhere would otherwise receive the app's secrets.
+        if (next.origin !== url.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+        url = next;
         // 303 (and 301/302 after a POST, as browsers do) turns into a GET without a body.
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
           method = "GET";
           payload = null;
+          for (const name of BODY_HEADERS) headers.delete(name);
         }
         continue;
       }
