@@ -78,4 +78,22 @@ describeEachDialect("builds against newer writes that publish at once", (dialect
     const source = (await server.client.get(`/app/${id}/source`, { token: user.token })).body;
     expect({ revision: source.revision, patched: (source.module as string).includes("// PATCHED") }).toEqual({ revision: 3, patched: true });
   });
+
+  it("a copy that needs a build answers a retry with the same idempotency_key with that build, and after it publishes with its copy", async () => {
+    const user = await makeUser(server);
+    const created = await settle(server, (await server.client.post("/app", { module: npmModule("copy-idem-src", "src") }, { token: user.token })).body, user.token);
+    expect(created.state).toBe("published");
+    const held = registry.hold();
+    const body = { manifest_id: "copy-idem-dst", idempotency_key: "copy-key-1" };
+    const first = await server.client.post(`/app/${created.appId}/copy`, body, { token: user.token });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const again = await server.client.post(`/app/${created.appId}/copy`, body, { token: user.token });
+    expect([again.status, again.body.buildId, again.body.appId]).toEqual([202, first.body.buildId, first.body.appId]);
+    const other = await server.client.post(`/app/${created.appId}/copy`, { ...body, manifest_id: "copy-idem-other" }, { token: user.token });
+    expect([other.status, other.body.error?.kind]).toEqual([409, "idempotency_conflict"]);
+    held.release();
+    expect((await settle(server, first.body, user.token)).state).toBe("published");
+    const replayed = await server.client.post(`/app/${created.appId}/copy`, body, { token: user.token });
+    expect([replayed.status, replayed.body.id]).toEqual([200, first.body.appId]);
+  });
 });

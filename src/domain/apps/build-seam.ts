@@ -39,6 +39,8 @@ export interface BuildSeam {
   supersede(trx: Kysely<Database>, appId: string): Promise<void>;
   /** In the publishing transaction: whether the build is still active, its row held until commit (a write superseding it waits). */
   holdForPublish(trx: Kysely<Database>, buildId: string): Promise<boolean>;
+  /** The build waiting or running that was accepted with `idempotencyKey`, or null. */
+  activeByKey(idempotencyKey: string): Promise<{ buildId: string; appId: string; copy: CopyPlan | null } | null>;
 }
 
 /** What a copy that needs a build carries over when it publishes (copies.ts). */
@@ -46,6 +48,8 @@ export interface CopyPlan {
   sourceAppId: string;
   includeData: boolean;
   copyKind: "app" | "template";
+  /** The request's idempotency_key, recorded with the copy when it publishes (replays find it). */
+  idempotency?: { key: string; bodyHash: string };
 }
 
 /** A write answered with 202: the build that will publish it. */

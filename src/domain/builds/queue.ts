@@ -4,7 +4,7 @@ import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import type { Database } from "../../store/index.ts";
 import type { Actor } from "../access/access.ts";
-import type { BuildRequest, BuildSeam } from "../apps/build-seam.ts";
+import type { BuildRequest, BuildSeam, CopyPlan } from "../apps/build-seam.ts";
 import type { PreparedSource } from "../source/source.ts";
 import { BUILDER_VERSION } from "./pipeline.ts";
 import { ACTIVE_STATES, activeCounts, supersede } from "./queries.ts";
@@ -47,6 +47,17 @@ export class BuildQueue implements BuildSeam {
   async holdForPublish(trx: Kysely<Database>, buildId: string): Promise<boolean> {
     const held = await trx.updateTable("builds").set({ updated_at: this.clock.now() }).where("id", "=", buildId).where("state", "in", ACTIVE_STATES).executeTakeFirst();
     return held.numUpdatedRows > 0n;
+  }
+
+  async activeByKey(idempotencyKey: string): Promise<{ buildId: string; appId: string; copy: CopyPlan | null } | null> {
+    const row = await this.db
+      .selectFrom("builds")
+      .select(["id", "app_id", "copy"])
+      .where("idempotency_key", "=", idempotencyKey)
+      .where("state", "in", ACTIVE_STATES)
+      .orderBy("accepted_at", "desc")
+      .executeTakeFirst();
+    return row === undefined ? null : { buildId: row.id, appId: row.app_id, copy: row.copy === null ? null : (JSON.parse(row.copy) as CopyPlan) };
   }
 
   async bundled(prepared: PreparedSource): Promise<string | null> {

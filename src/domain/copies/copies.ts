@@ -94,9 +94,17 @@ export class Copies {
       .update(JSON.stringify([input.manifest_id ?? null, input.display_name ?? null, input.include_data === true]))
       .digest("hex");
     const key = input.idempotency_key;
-    if (key !== undefined) {
+    // A copy that needs a build is recorded under its key only when it publishes: until then the
+    // build itself answers for it (a retry had started a second build, which then failed).
+    const buildKey = key === undefined ? undefined : `copy:${userId}:${source.id}:${key}`;
+    if (key !== undefined && buildKey !== undefined) {
       const replayed = await this.replay(userId, source.id, key, bodyHash);
       if (replayed !== null) return finish(replayed);
+      const building = await this.builds.activeByKey(buildKey);
+      if (building !== null) {
+        if (building.copy?.idempotency?.bodyHash !== bodyHash) throw apiError("idempotency_conflict", "this idempotency_key was used for a copy with other fields; use a new key");
+        return { deferred: { buildId: building.buildId, appId: building.appId, token: null } };
+      }
     }
     const manifestId = input.manifest_id ?? source.manifestId;
     await this.refuseTaken(userId, manifestId, source, input.manifest_id === undefined);
@@ -116,7 +124,9 @@ export class Copies {
     const prepared = await this.bundled(renamed);
     if (prepared === null) {
       if (input.include_data === true) await this.stageData(source.id, null);
-      const buildId = await this.builds.accept({ intent: "copy", appId: id, actor, baseRevision: null, prepared: renamed, lockFrom: revision, lockFromApp: source.id, copy: plan });
+      const idempotent = key === undefined || buildKey === undefined ? {} : { idempotencyKey: buildKey };
+      const copy: CopyPlan = key === undefined ? plan : { ...plan, idempotency: { key, bodyHash } };
+      const buildId = await this.builds.accept({ intent: "copy", appId: id, actor, baseRevision: null, prepared: renamed, lockFrom: revision, lockFromApp: source.id, copy, ...idempotent });
       return { deferred: { buildId, appId: id, token: null } };
     }
     let copied: CopyResult["copiedData"];
@@ -190,7 +200,7 @@ export class Copies {
     if (!mayRead || (input.plan.includeData && !can(role, "source:write"))) {
       throw apiError("app_build_authority_lost", "you can no longer copy this app (or its data), so the copy was not made");
     }
-    await this.insertCopy(input.appId, input.userId, input.prepared, input.plan, null);
+    await this.insertCopy(input.appId, input.userId, input.prepared, input.plan, input.plan.idempotency ?? null);
     const app = await this.apps.mustFind(input.appId);
     await this.apps.events.emit({ type: "published", appId: app.id, revision: app.revision, warnings: input.prepared.warnings });
     return app;
