@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DAY, MINUTE, type ManualClock } from "../src/config/clock.ts";
+import { DAY, HOUR, MINUTE, type ManualClock } from "../src/config/clock.ts";
 import { USER_TOKENS_MAX } from "../src/domain/tokens/tokens.ts";
 import { expectError, makeUser } from "./helpers/apps.ts";
+import { approve, poll, startPairing } from "./helpers/pairing.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 type Counted = "tokens" | "sessions" | "email_verifications";
@@ -32,10 +33,21 @@ describe("per-account rows are bounded", () => {
       minted.push(res.body.id as string);
     }
     expectError(await server.client.post("/api/token", { name: "one too many" }, { token: user.token }), 429, "too_many_requests");
+    // A paired agent's token counts with them: its poll is refused until one is revoked, and the
+    // pairing stays approved for the poll after.
+    const paired = await startPairing(server, "agent past the cap");
+    expect((await approve(server, { ...user, id: user.id } as never, paired.user_code)).status).toBe(200);
+    expectError(await poll(server, paired.device_code), 429, "too_many_requests");
     // A revoked one makes room.
     expect((await server.client.delete(`/api/token/${minted[0]}`, { token: user.token })).status).toBe(200);
     expect((await server.client.post("/api/token", { name: "room again", expires_in_days: 7 }, { token: user.token })).status).toBe(201);
     expect(await count(server, "tokens", user.id)).toBe(USER_TOKENS_MAX + 1);
+    expect((await server.client.delete(`/api/token/${minted[1]}`, { token: user.token })).status).toBe(200);
+    expect((await poll(server, paired.device_code)).body).toMatchObject({ status: "approved", token: expect.stringMatching(/^svc_user_/) });
+    expect(await count(server, "tokens", user.id)).toBe(USER_TOKENS_MAX + 2);
+    const listed = (await server.client.get("/api/token", { token: user.token })).body.tokens as { id: string; name: string }[];
+    const agent = listed.find((t) => t.name === "agent past the cap");
+    expect((await server.client.delete(`/api/token/${agent?.id}`, { token: user.token })).status).toBe(200);
     // A month past the one-day tokens' end (and the revocation) they are gone; the two 7-day ones
     // (the fixture's and the last) are within their month, until a week later.
     clock.advance(31 * DAY + 2 * DAY);
@@ -69,9 +81,12 @@ describe("per-account rows are bounded", () => {
     const user = await makeUser(server);
     const before = await count(server, "email_verifications", user.id);
     for (let i = 0; i < 6; i++) {
-      if (i % 3 === 0) clock.advance(MINUTE + 1);
+      if (i % 3 === 0) clock.advance(HOUR + 1);
       expect((await server.client.post("/api/auth/verify-email/resend", {}, { token: user.token })).status).toBe(200);
     }
+    // Three an hour, not a minute: each is a mail to an inbox that may not be the signer's.
+    clock.advance(MINUTE + 1);
+    expectError(await server.client.post("/api/auth/verify-email/resend", {}, { token: user.token }), 429, "rate_limited");
     expect(await count(server, "email_verifications", user.id)).toBe(before + 6);
     clock.advance(3 * DAY + MINUTE);
     await server.ctx.scheduler.tick();

@@ -36,6 +36,17 @@ describe("per-address limits count an IPv6 client's /64", () => {
     expect((await signup(6, elsewhere)).status).toBe(201);
   });
 
+  it("the sign-up form counts the /64 in the JSON sign-up's bucket", async () => {
+    const form = (n: number, address: string) => {
+      const handle = `form${Date.now().toString(36)}${n}`;
+      const raw = new URLSearchParams({ email: `${handle}@example.test`, handle, password: "correct horse battery staple" }).toString();
+      return server.client.request("POST", "/sign-up", undefined, { raw, ...from(address, { "content-type": "application/x-www-form-urlencoded", origin: server.config.baseUrl }) });
+    };
+    const net = (i: number) => `2001:db8:9:9::${(i + 1).toString(16)}`;
+    for (let i = 0; i < 5; i++) expect((await form(i, net(i))).status).toBe(303);
+    expect((await form(5, net(7))).status).toBe(429);
+  });
+
   it("abuse reports: 5 an hour for the whole /64", async () => {
     const app = await server.client.post("/app", { module: `export const manifest = { id: "reported", routes: { a: { access: "read" } } };\nexport default { async fetch() { return Response.json({ ok: true, value: 1 }); } };` }, from("192.0.2.50"));
     expect(app.status).toBe(201);

@@ -218,6 +218,8 @@ export class Pairings {
         .where("status", "=", "approved")
         .executeTakeFirst();
       if (won.numUpdatedRows === 0n) return { status: "consumed" } as const;
+      // Counted with the tokens the person minted; refused, the pairing stays approved for a poll after they revoke one.
+      await this.tokens.refuseOverCap(userId, trx);
       const issued = await this.tokens.issue(
         "user",
         { userId, name: row.label ?? "paired agent", source: "paired", ttlMs: PAIRED_TOKEN_DAYS * DAY },

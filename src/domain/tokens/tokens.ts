@@ -142,12 +142,12 @@ export class Tokens {
   }
 
   /**
-   * One person's live user tokens are capped: nothing else bounded how many rows one account could
-   * mint. Counted before the insert, not under a lock: a person's writes on one instance already go
+   * One person's live user tokens are capped, minted and paired alike: nothing else bounded how
+   * many rows one account could mint. Counted before the insert, not under a lock: a person's writes on one instance already go
    * one at a time (fair share), so only concurrent mints on several instances pass it, by a few.
    */
-  private async refuseOverCap(userId: string): Promise<void> {
-    const live = await this.liveUserTokens(userId)
+  async refuseOverCap(userId: string, db: Kysely<Database> = this.db): Promise<void> {
+    const live = await this.liveUserTokens(userId, db)
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .executeTakeFirstOrThrow();
     if (Number(live.n) >= USER_TOKENS_MAX) {
@@ -171,9 +171,9 @@ export class Tokens {
   }
 
   /** The person's user tokens neither revoked nor expired: those listed, and those the cap counts. */
-  private liveUserTokens(userId: string) {
+  private liveUserTokens(userId: string, db: Kysely<Database> = this.db) {
     const now = this.clock.now();
-    return this.db
+    return db
       .selectFrom("tokens")
       .where("user_id", "=", userId)
       .where("kind", "=", "user")

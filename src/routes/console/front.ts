@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { Services } from "../../services.ts";
 import { ApiError, apiError } from "../../errors/index.ts";
-import { clearSessionCookie, clientIp, principalOf, sessionCookieName, setSessionCookie } from "../../http/auth.ts";
+import { clearSessionCookie, clientNetwork, principalOf, sessionCookieName, setSessionCookie } from "../../http/auth.ts";
 import { enforceRateLimit } from "../../http/rate-limit/index.ts";
 import type { App } from "../../http/types.ts";
 import { sameOriginPath } from "../../web/html.ts";
@@ -62,7 +62,7 @@ export default function consolePages(app: App, ctx: Services): void {
       schema: { tags: ["pages"], summary: "Sign-up form handler: creates the account, signs in, redirects (303)", consumes: ["application/x-www-form-urlencoded"], body: SignUpForm },
       // The JSON sign-up's bucket: a second door is not a second allowance.
       preHandler: async (request, reply) => {
-        enforceRateLimit(ctx.limiter, request, reply, [{ rule: SIGNUP_PER_IP, key: clientIp(request) }], { baseUrl: ctx.config.baseUrl });
+        enforceRateLimit(ctx.limiter, request, reply, [{ rule: SIGNUP_PER_IP, key: clientNetwork(request) }], { baseUrl: ctx.config.baseUrl });
       },
     },
     async (request, reply) => {
