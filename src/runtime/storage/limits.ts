@@ -36,6 +36,22 @@ export function checkKey(key: unknown): string {
   return key;
 }
 
+/** The longest content type a blob may carry (a MIME type with parameters is well under it). */
+export const CONTENT_TYPE_CAP = 255;
+// Printable ASCII, as a header value must be; no leading space.
+const CONTENT_TYPE = /^[\x21-\x7e][\x20-\x7e]*$/;
+
+/**
+ * A blob's content type is stored beside it and served as a header: it rode outside the value's
+ * cap and the app's bytes, so 14 MiB of it a blob were kept and counted nowhere.
+ */
+export function checkContentType(contentType: unknown): string {
+  if (typeof contentType !== "string" || contentType.length > CONTENT_TYPE_CAP || !CONTENT_TYPE.test(contentType)) {
+    throw apiError("invalid_request", `a blob's contentType must be printable ASCII of at most ${CONTENT_TYPE_CAP} characters, a MIME type such as "image/png"`);
+  }
+  return contentType;
+}
+
 export function checkValueSize(size: number): void {
   if (size > VALUE_CAP_BYTES) {
     throw apiError("stored_value_too_large", `the value is ${size} bytes; one stored value is at most ${VALUE_CAP_BYTES}`, {

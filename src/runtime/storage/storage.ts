@@ -6,7 +6,7 @@ import { readObject, type ContentObjects } from "../../blobs/objects.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
-import { APP_CAP_BYTES, checkKey, checkValueSize, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import { APP_CAP_BYTES, checkContentType, checkKey, checkValueSize, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
 
@@ -206,6 +206,7 @@ export class AppStorage {
   async blobPut(appId: string, key: string, data: Buffer, contentType: string, lease: WriteLease | null = null): Promise<void> {
     checkKey(key);
     checkValueSize(data.length);
+    checkContentType(contentType);
     // The object is written before the row that refers to it commits (ContentObjects); a write the
     // cap will refuse is refused first, so an app at its cap cannot fill the bucket with objects.
     if (this.objects !== null) {
