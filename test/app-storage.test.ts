@@ -59,6 +59,9 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     const second = (await h.call(app, "list", { prefix: "a/", limit: 2, cursor: first.cursor })) as { keys: { key: string }[]; cursor: string | null };
     expect(second.keys.map((k) => k.key)).toEqual(["a/3"]);
     expect(second.cursor).toBeNull();
+    // A prefix outside the BMP: SQL counts it one character, JavaScript's length two.
+    for (const k of ["😀a", "😀b", "x😀"]) await h.call(app, "put", { k, n: 1 });
+    expect(((await h.call(app, "list", { prefix: "😀" })) as { keys: { key: string }[] }).keys.map((k) => k.key)).toEqual(["😀a", "😀b"]);
     expect(await h.call(app, "del", { k: "a/1" })).toBe(true);
     expect(await h.call(app, "blob", { k: "pic", n: 1000 })).toEqual({ size: 1000, type: "image/png", first: 7, keys: [{ key: "pic", size: 1000 }], none: null });
     expect(await h.storage.usage("cap-list")).toBe(await exactUsage(h, "cap-list"));

@@ -128,7 +128,7 @@ export class VisitorKv {
   async list(s: VisitorStore, options: ListOptions): Promise<ListPage> {
     const { prefix, limit, after } = parseList(options);
     let query = this.scope(s).select(["key", "size"]);
-    if (prefix !== "") query = query.where(sql<string>`substr(key, 1, ${prefix.length})`, "=", prefix);
+    if (prefix !== "") query = query.where(sql<string>`substr(key, 1, ${[...prefix].length})`, "=", prefix);
     if (after !== null) query = query.where("key", ">", after);
     const rows = await query.orderBy("key").limit(limit + 1).execute();
     const page = rows.slice(0, limit).map((r) => ({ key: r.key, size: Number(r.size) }));
