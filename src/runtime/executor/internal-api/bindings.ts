@@ -9,6 +9,8 @@ import type { VisitorKv, VisitorStore } from "../../storage/visitor-kv.ts";
 
 /** One value plus framing; a longer payload is refused before any storage work. */
 export const MAX_BINDING_PAYLOAD = 10 * 1024 * 1024 + 64 * 1024;
+/** One `env.LOG.emit` line, message and data: more than the diagnostics (2,000 characters) and the call's log (16 KB) keep. */
+export const LOG_LINE_MAX_BYTES = 64 * 1024;
 
 /** A binding call as it arrives over the executor channel from the app's session. */
 export interface BindingCall {
@@ -231,6 +233,9 @@ function buildRoutes(deps: BindingDeps): Record<string, Route> {
       cap: "log",
       write: false,
       handler: async (inv, call) => {
+        // Refused before it is parsed, redacted and serialized, all of which Node did in full for
+        // a line of up to 10 MiB, to keep 2,000 characters of it (73 ms of its one thread at 8 MiB).
+        if (call.payload.length > LOG_LINE_MAX_BYTES) throw apiError("invalid_request", `a log line (message and data) is at most ${LOG_LINE_MAX_BYTES} bytes; log less`);
         const b = body(call);
         // Diag is readable by more than the app; an app logging its own secret must not publish it.
         const redact = await redactorOf(inv);

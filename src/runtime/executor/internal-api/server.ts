@@ -1,4 +1,6 @@
 import { secretRedactor } from "../../../lib/redact.ts";
+import { RateLimiter, type BucketRule } from "../../../lib/rate-limit.ts";
+import { systemClock } from "../../../config/clock.ts";
 import { timingSafeEqual } from "node:crypto";
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -9,6 +11,8 @@ import { codeBundle, type CodeCache } from "./code-cache.ts";
 
 // Egress reports are a few hundred bytes; anything much longer is not one.
 const MAX_BODY_BYTES = 64 * 1024;
+// Each report reads the app's secrets (to redact the origin) and adds a diagnostics line.
+const REPORTS_PER_APP: BucketRule = { name: "egress-reports:app", capacity: 20, windowMs: 10_000 };
 
 interface Deps {
   invocations: Invocations;
@@ -28,6 +32,8 @@ interface Deps {
  */
 export class InternalApi {
   private readonly server: Server;
+  /** Refusal reports kept per app: past these, dropped (the refusal itself stands either way). */
+  private readonly reports = new RateLimiter(systemClock);
 
   constructor(
     private readonly socketPath: string,
@@ -63,6 +69,12 @@ export class InternalApi {
     const body = JSON.parse((await readBody(req)).toString("utf8")) as { appId?: unknown; origin?: unknown; reason?: unknown };
     if (typeof body.appId !== "string" || typeof body.origin !== "string" || typeof body.reason !== "string") {
       throw apiError("invalid_request", "appId, origin and reason are required");
+    }
+    // An app looping over refused fetches (from background work, after its call answered) made
+    // Node read its secrets once a refusal, ~850 a second: a few a second are all anyone reads.
+    if (!this.reports.take([{ rule: REPORTS_PER_APP, key: body.appId }]).allowed) {
+      sendJson(res, 200, { ok: true, dropped: true });
+      return;
     }
     // The host may be made of a secret (https://${env.TOKEN}.example.com): cut it like any log line.
     const redact = secretRedactor((await this.deps.secrets?.forApp(body.appId)) ?? {});
