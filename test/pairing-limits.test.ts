@@ -47,6 +47,21 @@ describeEachDialect("device pairing: lock-out, rate limits, legacy path", (diale
     expect((await approve(server, user, fresh.user_code)).body).toEqual({ ok: true, status: "approved" });
   });
 
+  it("a burst of guesses sent at once is looked up 5 at most: the rest, the right code after them too, meet the lock", async () => {
+    const guesser = await createUser(server);
+    const target = await startPairing(server, "someone else's agent");
+    // 19 wrong codes and the right one, all in flight together (20 is the approve bucket's minute).
+    const codes = [...Array.from({ length: 19 }, (_, i) => `SVC-WRNG${String.fromCharCode(65 + (i % 26))}${(i % 8) + 2}`), target.user_code];
+    const answers = await Promise.all(codes.map((code) => approve(server, guesser, code)));
+    const looked = answers.filter((res) => res.status === 404).length;
+    expect(looked).toBeLessThanOrEqual(5);
+    expect(answers.filter((res) => res.status === 429).length).toBeGreaterThanOrEqual(codes.length - 6);
+    // Whatever the order they arrived in, no more than 5 codes were tried: the right one among
+    // them at most by luck of 5 in 20. It is never approved after five wrong ones were counted.
+    const approved = answers.at(-1)?.body.status === "approved";
+    if (approved) expect(looked).toBeLessThan(5);
+  });
+
   it("counts wrong codes in a 10-minute window", async () => {
     const user = await createUser(server);
     for (let i = 0; i < 4; i++) expect((await approve(server, user, "SVC-NOPE22")).status).toBe(404);

@@ -24,34 +24,58 @@ export class ApprovalGuard {
     private readonly clock: Clock,
   ) {}
 
-  async lockOf(userId: string): Promise<Lock | null> {
-    const row = await this.db.selectFrom("pairing_guards").select("locked_until").where("user_id", "=", userId).executeTakeFirst();
-    return lockFrom(row?.locked_until ?? null, this.clock.now());
-  }
-
-  /** Counts one wrong code; returns the lock when this one tripped it. */
-  async recordWrongCode(userId: string): Promise<Lock | null> {
+  /**
+   * Counts a guess as wrong before its code is looked up, in one statement: the lock when the
+   * user is locked or this guess is past the allowance, else null (look the code up). A right
+   * code gives its count back (`rightCode`); a wrong one keeps it (`wrongCode`). Checking the
+   * lock, looking up and counting one after another had let a burst of guesses sent at once all
+   * be looked up before any was counted: 19 on PostgreSQL, the right code among them approved.
+   */
+  async reserve(userId: string): Promise<Lock | null> {
     const now = this.clock.now();
     const windowOpen = now - WRONG_CODE_WINDOW_MS;
-    // One statement, so concurrent wrong guesses each count: a window older than 10 minutes restarts.
+    const locked = sql<boolean>`pairing_guards.locked_until is not null and pairing_guards.locked_until > ${now}`;
     const row = await this.db
       .insertInto("pairing_guards")
       .values({ user_id: userId, failures: 1, window_start: now, locked_until: null })
       .onConflict((oc) =>
         oc.column("user_id").doUpdateSet({
-          failures: sql<number>`case when pairing_guards.window_start <= ${windowOpen} then 1 else pairing_guards.failures + 1 end`,
-          window_start: sql<number>`case when pairing_guards.window_start <= ${windowOpen} then ${now} else pairing_guards.window_start end`,
+          // While locked nothing counts; a window older than 10 minutes restarts.
+          failures: sql<number>`case when ${locked} then pairing_guards.failures when pairing_guards.window_start <= ${windowOpen} then 1 else pairing_guards.failures + 1 end`,
+          window_start: sql<number>`case when ${locked} then pairing_guards.window_start when pairing_guards.window_start <= ${windowOpen} then ${now} else pairing_guards.window_start end`,
         }),
       )
-      .returning("failures")
+      .returning(["failures", "locked_until"])
       .executeTakeFirstOrThrow();
-    if (row.failures < WRONG_CODES_ALLOWED) return null;
+    const lock = lockFrom(row.locked_until === null ? null : Number(row.locked_until), now);
+    if (lock !== null) return lock;
+    return Number(row.failures) > WRONG_CODES_ALLOWED ? this.lock(userId, now) : null;
+  }
+
+  /** The reserved guess was a right code: its count is given back. */
+  async rightCode(userId: string): Promise<void> {
+    await this.db
+      .updateTable("pairing_guards")
+      .set({ failures: sql<number>`case when failures > 0 then failures - 1 else 0 end` })
+      .where("user_id", "=", userId)
+      .execute();
+  }
+
+  /** The reserved guess was a wrong code: the lock when it was the last one allowed. */
+  async wrongCode(userId: string): Promise<Lock | null> {
+    const row = await this.db.selectFrom("pairing_guards").select("failures").where("user_id", "=", userId).executeTakeFirst();
+    const now = this.clock.now();
+    return Number(row?.failures ?? 0) >= WRONG_CODES_ALLOWED ? this.lock(userId, now) : null;
+  }
+
+  /** Locks approvals for LOCK_MS; the count restarts, so the next 5 guesses come no sooner. */
+  private async lock(userId: string, now: number): Promise<Lock | null> {
     const lockedUntil = now + LOCK_MS;
-    // The lock restarts the count, so the next 5 guesses come no sooner than 10 minutes from now.
     await this.db
       .updateTable("pairing_guards")
       .set({ locked_until: lockedUntil, failures: 0, window_start: now })
       .where("user_id", "=", userId)
+      .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
       .execute();
     return lockFrom(lockedUntil, now);
   }

@@ -167,14 +167,15 @@ export class Pairings {
   }
 
   private async decidable(userId: string, userCode: string): Promise<{ status: "found"; row: PairingsTable } | Locked> {
-    const lock = await this.guard.lockOf(userId);
+    const lock = await this.guard.reserve(userId);
     if (lock !== null) return { status: "locked", lock };
     const code = normalizeUserCode(userCode);
     const row = code === null ? undefined : await this.db.selectFrom("pairings").selectAll().where("user_code", "=", code).executeTakeFirst();
     if (row === undefined) {
-      await this.guard.recordWrongCode(userId);
+      await this.guard.wrongCode(userId);
       throw apiError("not_found", "no pairing has that code; check it against the one your agent shows");
     }
+    await this.guard.rightCode(userId);
     assertDecidable(row, this.clock.now());
     return { status: "found", row };
   }
