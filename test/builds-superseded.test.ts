@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
-import type { ApiResponse } from "./helpers/client.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
+import { settle } from "./helpers/builds.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
 function npmModule(id: string, marker: string): string {
@@ -16,17 +16,7 @@ export default {
 `;
 }
 
-const TERMINAL = ["published", "failed", "superseded", "canceled", "expired"];
 
-async function settle(server: TestServer, status: ApiResponse["body"], token: string): Promise<ApiResponse["body"]> {
-  let body = status;
-  for (let i = 0; i < 60 && !TERMINAL.includes(body.state); i++) {
-    const res = await server.client.get(new URL(body.statusUrl).pathname, { token, headers: { prefer: "wait=5" } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    body = res.body;
-  }
-  return body;
-}
 
 /**
  * DECISIONS §10: a newer write to an app supersedes its build waiting or running. Only a newer

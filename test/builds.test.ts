@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createAnonymousApp, expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
-import type { ApiResponse } from "./helpers/client.ts";
-import { fillQueue } from "./helpers/builds.ts";
+import { fillQueue, settle } from "./helpers/builds.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -23,18 +22,7 @@ export default {
 
 const GREET = npmModule("greeter", `import { greet } from "npm:greet@^1.0.0";`, `greet("ada")`);
 
-const TERMINAL = ["published", "failed", "superseded", "canceled", "expired"];
 
-/** Polls the status URL (long-polling with Prefer: wait) until a terminal state. */
-async function settle(server: TestServer, status: ApiResponse["body"], token: string): Promise<ApiResponse["body"]> {
-  let body = status;
-  for (let i = 0; i < 60 && !TERMINAL.includes(body.state); i++) {
-    const res = await server.client.get(new URL(body.statusUrl).pathname, { token, headers: { prefer: "wait=5" } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    body = res.body;
-  }
-  return body;
-}
 
 describeEachDialect("builds: npm imports bundled by durable jobs", (dialect) => {
   let server: TestServer;

@@ -1,7 +1,22 @@
 import { randomUUID } from "node:crypto";
 import type { Insertable } from "kysely";
+import { expect } from "vitest";
 import type { BuildsTable } from "../../src/store/schema/builds.ts";
+import type { ApiResponse } from "./client.ts";
 import type { TestServer } from "./server.ts";
+
+const TERMINAL = ["published", "failed", "superseded", "canceled", "expired"];
+
+/** Polls a build's status URL (long-polling with Prefer: wait) until a terminal state. */
+export async function settle(server: TestServer, status: ApiResponse["body"], token: string): Promise<ApiResponse["body"]> {
+  let body = status;
+  for (let i = 0; i < 60 && !TERMINAL.includes(body.state); i++) {
+    const res = await server.client.get(new URL(body.statusUrl).pathname, { token, headers: { prefer: "wait=5" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    body = res.body;
+  }
+  return body;
+}
 
 /**
  * Puts `count` queued builds by `actor` (the JSON of an Actor; "null" for anonymous) in the
