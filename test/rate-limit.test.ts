@@ -26,6 +26,15 @@ describe("token buckets", () => {
     expect(limiter.take(check)).toMatchObject({ allowed: true, remaining: 0, resetSec: 12 });
   });
 
+  it("a clock that steps back refills nothing, and drains nothing either", () => {
+    const clock = new ManualClock(10 * 3_600_000);
+    const limiter = new RateLimiter(clock);
+    const check = [{ rule: FIVE, key: "ip" }];
+    expect(limiter.take(check)).toMatchObject({ allowed: true, remaining: 4 });
+    clock.set(clock.now() - 3_600_000);
+    expect(limiter.take(check)).toMatchObject({ allowed: true, remaining: 3 });
+  });
+
   it("reports the bucket with the fewest whole tokens and takes from every bucket only when all have one", () => {
     const clock = new ManualClock();
     const limiter = new RateLimiter(clock);

@@ -121,7 +121,9 @@ export class RateLimiter {
   private refill(check: BucketCheck, now: number): Bucket | null {
     const bucket = this.buckets.get(bucketId(check));
     if (bucket === undefined) return null;
-    bucket.tokens = Math.min(bucket.capacity, bucket.tokens + (now - bucket.updatedAt) * bucket.ratePerMs);
+    // A clock that stepped back (NTP, a host resumed) refills nothing rather than draining the
+    // bucket by as much: minus an hour had emptied a 300-token bucket six times over.
+    bucket.tokens = Math.min(bucket.capacity, bucket.tokens + Math.max(0, now - bucket.updatedAt) * bucket.ratePerMs);
     bucket.updatedAt = now;
     return bucket;
   }
