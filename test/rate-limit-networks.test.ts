@@ -47,6 +47,16 @@ describe("per-address limits count an IPv6 client's /64", () => {
     expect((await form(5, net(7))).status).toBe(429);
   });
 
+  it("sign-in guesses at one account count together, whether it is named by its handle or its email", async () => {
+    const handle = `acct${Date.now().toString(36)}`;
+    expect((await server.client.post("/api/auth/signup", { email: `${handle}@example.test`, handle, password: "correct horse battery staple" }, from("198.51.100.1"))).status).toBe(201);
+    // Each guess from a network of its own, so only the account's bucket (10 a minute) counts them.
+    const guess = (login: string, n: number) => server.client.post("/api/auth/login", { login, password: "wrong guess" }, from(`203.0.113.${n}`));
+    for (let n = 0; n < 10; n++) expect((await guess(n % 2 === 0 ? handle : `${handle.toUpperCase()}@EXAMPLE.TEST`, n)).status).toBe(401);
+    expectError(await guess(`${handle}@example.test`, 50), 429, "rate_limited");
+    expectError(await guess(handle, 51), 429, "rate_limited");
+  });
+
   it("abuse reports: 5 an hour for the whole /64", async () => {
     const app = await server.client.post("/app", { module: `export const manifest = { id: "reported", routes: { a: { access: "read" } } };\nexport default { async fetch() { return Response.json({ ok: true, value: 1 }); } };` }, from("192.0.2.50"));
     expect(app.status).toBe(201);

@@ -73,6 +73,22 @@ export class Users {
   }
 
   /** The user whose email or handle is `login` and whose password matches; null otherwise. */
+  /**
+   * What a sign-in's per-account limit counts under: the account a login names, whether by its
+   * handle or its email (counted apart, they doubled the guesses one account took), or the login
+   * as typed when it names none.
+   */
+  async loginKey(login: string): Promise<string> {
+    const key = login.trim().toLowerCase();
+    const row = await this.db
+      .selectFrom("users")
+      .select("id")
+      .where((eb) => eb.or([eb("email", "=", key), eb("handle", "=", key)]))
+      .where("kind", "=", "person")
+      .executeTakeFirst();
+    return row === undefined ? `login:${key}` : `user:${row.id}`;
+  }
+
   async authenticate(login: string, password: string): Promise<User | null> {
     const key = login.trim().toLowerCase();
     const row = await this.db

@@ -35,7 +35,7 @@ export default function login(app: App, ctx: Services): void {
           reply,
           [
             { rule: LOGIN_PER_IP, key: clientNetwork(request) },
-            { rule: LOGIN_PER_ACCOUNT, key: body.login.trim().toLowerCase() },
+            { rule: LOGIN_PER_ACCOUNT, key: await ctx.users.loginKey(body.login) },
           ],
           { baseUrl: ctx.config.baseUrl },
         );

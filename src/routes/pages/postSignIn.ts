@@ -36,7 +36,7 @@ export default function postSignIn(app: App, ctx: Services): void {
           reply,
           [
             { rule: LOGIN_PER_IP, key: clientNetwork(request) },
-            { rule: LOGIN_PER_ACCOUNT, key: request.body.login.trim().toLowerCase() },
+            { rule: LOGIN_PER_ACCOUNT, key: await ctx.users.loginKey(request.body.login) },
           ],
           { baseUrl: ctx.config.baseUrl },
         );
