@@ -15,11 +15,15 @@ it("never logs a token, password or session id", async () => {
     await server.client.post("/api/auth/login", { login: user.handle, password: "wrong password here" });
     // Credentials in query strings (?t= render tokens, ?key= webhook secrets) are redacted too.
     await server.client.get(`/api/me?t=${minted.body.token}&key=svc_hook_abc&v=visitorid.passmac&other=visible`);
+    // A signed asset URL's sig reads the asset with nothing else, for a day.
+    await server.client.get(`/api/me?exp=1&sig=0123456789abcdef-asset-hmac&state=nonce-of-a-sign-in`);
     await server.client.delete(`/api/token/${minted.body.id}`, { token: user.token });
     await server.client.get("/api/me", { token: minted.body.token });
 
     const text = logs.text;
     expect(text).toContain("/api/me?t=[redacted]&key=[redacted]&v=[redacted]&other=visible");
+    expect(text).toContain("/api/me?exp=1&sig=[redacted]&state=[redacted]");
+    expect(text).not.toContain("asset-hmac");
     expect(logs.lines().filter((line) => line.msg === "request answered").length).toBeGreaterThan(5);
     expect(text).not.toMatch(/svc_(user|app|render|hook)_/);
     expect(text).not.toContain(user.password);

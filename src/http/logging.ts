@@ -4,7 +4,9 @@ import type { App } from "./types.ts";
 
 // Query parameters that carry credentials: `?key=` webhook secrets, `?t=` render tokens.
 // `v`: a custom domain visitor's pass (domain/domains/visitors.ts), a bearer credential too.
-const SECRET_PARAMS = new Set(["key", "t", "token", "code", "v"]);
+// `sig`: a signed asset URL's HMAC, which reads the asset for 24 hours with nothing else.
+// `state`: the nonce a custom domain's sign-in round trip checks (routes/app-page/shell.ts).
+const SECRET_PARAMS = new Set(["key", "t", "token", "code", "v", "sig", "state"]);
 // Anything shaped like one of our tokens, wherever in the URL it turns up.
 const TOKEN = /svc_[a-z]+_[A-Za-z0-9_-]+/g;
 
