@@ -8,6 +8,8 @@
 // Ends with one machine-readable line:
 //   bench: http/ceiling=R pg-http/ceiling=R op-cpu/fastify=R pg-op-cpu/fastify=R webhook/direct=R healthz/fastify=R
 //     pg-kv/trivial=R publish-first-call-p99-ms=N zipf/one-app=R zipf-p99-ms=N create-cpu-ms=N
+// It runs under `node --max-semi-space-size=64`, as `npm start` serves: a larger young generation
+// cut the op row's server CPU by ~8 % (fewer scavenges of the per-call garbage; stop 62).
 // Env: BENCH_SECONDS (per row, default 4), BENCH_CONCURRENCY (default 8), PG_ADMIN_URL, and
 // BENCH_ROWS=http,kv,create,first,publish,zipf,share,read-share,render-share,respawn… to run only some rows (for profiling with --cpu-prof; no bench:
 // line then).
