@@ -5,6 +5,7 @@ import { sourcePosition } from "../../domain/diagnostics/index.ts";
 import { apiError } from "../../errors/index.ts";
 import { principalWithQueryToken } from "../../http/render-auth.ts";
 import { nestingError } from "../../http/json-body.ts";
+import { redactUrl } from "../../http/logging.ts";
 import { OkOnly } from "../../http/schemas.ts";
 import type { App } from "../../http/types.ts";
 import { AppIdParams } from "../apps/schemas.ts";
@@ -93,7 +94,8 @@ function violation(report: Record<string, unknown>, format: string): Entry {
     return "";
   };
   const directive = field("effective-directive", "effectiveDirective", "violated-directive");
-  const blocked = field("blocked-uri", "blockedURL");
+  // The blocked address may carry a page's render token (`?t=`): cut as request logs cut it.
+  const blocked = redactUrl(field("blocked-uri", "blockedURL"));
   return {
     message: `CSP blocked ${blocked === "" ? "a resource" : blocked} (${directive})`,
     source: field("source-file", "sourceFile", "document-uri", "documentURL").replace(/\?.*$/, ""),
