@@ -2,10 +2,8 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { apiError } from "../errors/index.ts";
 import { addCount } from "../lib/counts.ts";
-import { networkOf } from "./rate-limit/network.ts";
+import { NETWORK_SHARE, networkOf } from "./rate-limit/network.ts";
 
-/** The share of all connections one client network may hold: it takes ten networks to fill the instance. */
-const NETWORK_SHARE = 10;
 /** How long a refused connection is given to read its answer before it is closed from here. */
 const REFUSED_LINGER_MS = 2_000;
 

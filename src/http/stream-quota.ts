@@ -1,13 +1,12 @@
 import { apiError } from "../errors/index.ts";
 import { addCount } from "../lib/counts.ts";
 import { openFilesLimit } from "../config/open-files.ts";
+import { NETWORK_SHARE } from "./rate-limit/network.ts";
 
 /** Open event streams one holder (a signed-in person, or else a client address) may keep: a tab each. */
 export const STREAMS_PER_HOLDER = 64;
 /** Open event streams in all, at most: half the process's descriptors, so files and sockets remain. */
 const STREAMS_IN_ALL_MAX = 10_000;
-/** The share of all one client network may hold, whoever holds them: it takes ten networks to fill the instance. */
-const NETWORK_SHARE = 10;
 
 /**
  * Places for open event streams, per process. A stream is a socket held open for as long as its

@@ -79,29 +79,28 @@ export class Users {
    * as typed when it names none.
    */
   async loginKey(login: string): Promise<string> {
-    const key = login.trim().toLowerCase();
-    const row = await this.db
-      .selectFrom("users")
-      .select("id")
-      .where((eb) => eb.or([eb("email", "=", key), eb("handle", "=", key)]))
-      .where("kind", "=", "person")
-      .executeTakeFirst();
-    return row === undefined ? `login:${key}` : `user:${row.id}`;
+    const row = await this.personByLogin(login);
+    return row === undefined ? `login:${login.trim().toLowerCase()}` : `user:${row.id}`;
   }
 
   async authenticate(login: string, password: string): Promise<User | null> {
-    const key = login.trim().toLowerCase();
-    const row = await this.db
-      .selectFrom("users")
-      .selectAll()
-      .where((eb) => eb.or([eb("email", "=", key), eb("handle", "=", key)]))
-      .where("kind", "=", "person")
-      .executeTakeFirst();
+    const row = await this.personByLogin(login);
     const ok = await argonVerify(row?.password_hash ?? DUMMY_HASH, password);
     if (row === undefined || !ok) return null;
     // Said only to whoever knows the password: a guesser learns nothing about the account.
     if (row.suspended_at !== null) throw apiError("unauthorized", ACCOUNT_SUSPENDED);
     return toUser(row);
+  }
+
+  /** The person a login names, by handle or email, either typed in any case. */
+  private personByLogin(login: string) {
+    const key = login.trim().toLowerCase();
+    return this.db
+      .selectFrom("users")
+      .selectAll()
+      .where((eb) => eb.or([eb("email", "=", key), eb("handle", "=", key)]))
+      .where("kind", "=", "person")
+      .executeTakeFirst();
   }
 
   async byId(id: string): Promise<User | null> {

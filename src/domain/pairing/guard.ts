@@ -26,12 +26,13 @@ export class ApprovalGuard {
 
   /**
    * Counts a guess as wrong before its code is looked up, in one statement: the lock when the
-   * user is locked or this guess is past the allowance, else null (look the code up). A right
-   * code gives its count back (`rightCode`); a wrong one keeps it (`wrongCode`). Checking the
+   * user is locked or this guess is past the allowance, else the guess's place in the window
+   * (look the code up). A right code gives its count back (`rightCode`); a wrong one keeps it
+   * (`wrongCode`, with that place). Checking the
    * lock, looking up and counting one after another had let a burst of guesses sent at once all
    * be looked up before any was counted: 19 on PostgreSQL, the right code among them approved.
    */
-  async reserve(userId: string): Promise<Lock | null> {
+  async reserve(userId: string): Promise<{ lock: Lock } | { guess: number }> {
     const now = this.clock.now();
     const windowOpen = now - WRONG_CODE_WINDOW_MS;
     const locked = sql<boolean>`pairing_guards.locked_until is not null and pairing_guards.locked_until > ${now}`;
@@ -48,8 +49,9 @@ export class ApprovalGuard {
       .returning(["failures", "locked_until"])
       .executeTakeFirstOrThrow();
     const lock = lockFrom(row.locked_until === null ? null : Number(row.locked_until), now);
-    if (lock !== null) return lock;
-    return Number(row.failures) > WRONG_CODES_ALLOWED ? this.lock(userId, now) : null;
+    if (lock !== null) return { lock };
+    const guess = Number(row.failures);
+    return guess > WRONG_CODES_ALLOWED ? { lock: await this.lock(userId, now) } : { guess };
   }
 
   /** The reserved guess was a right code: its count is given back. */
@@ -61,15 +63,13 @@ export class ApprovalGuard {
       .execute();
   }
 
-  /** The reserved guess was a wrong code: the lock when it was the last one allowed. */
-  async wrongCode(userId: string): Promise<Lock | null> {
-    const row = await this.db.selectFrom("pairing_guards").select("failures").where("user_id", "=", userId).executeTakeFirst();
-    const now = this.clock.now();
-    return Number(row?.failures ?? 0) >= WRONG_CODES_ALLOWED ? this.lock(userId, now) : null;
+  /** The reserved guess (`guess`, its place in the window) was a wrong code: the lock when it was the last one allowed. */
+  async wrongCode(userId: string, guess: number): Promise<Lock | null> {
+    return guess >= WRONG_CODES_ALLOWED ? this.lock(userId, this.clock.now()) : null;
   }
 
   /** Locks approvals for LOCK_MS; the count restarts, so the next 5 guesses come no sooner. */
-  private async lock(userId: string, now: number): Promise<Lock | null> {
+  private async lock(userId: string, now: number): Promise<Lock> {
     const lockedUntil = now + LOCK_MS;
     await this.db
       .updateTable("pairing_guards")
@@ -77,7 +77,7 @@ export class ApprovalGuard {
       .where("user_id", "=", userId)
       .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
       .execute();
-    return lockFrom(lockedUntil, now);
+    return { limit: WRONG_CODES_ALLOWED, retryAfterSec: Math.ceil(LOCK_MS / 1000) };
   }
 }
 

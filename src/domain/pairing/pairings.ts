@@ -167,12 +167,12 @@ export class Pairings {
   }
 
   private async decidable(userId: string, userCode: string): Promise<{ status: "found"; row: PairingsTable } | Locked> {
-    const lock = await this.guard.reserve(userId);
-    if (lock !== null) return { status: "locked", lock };
+    const reserved = await this.guard.reserve(userId);
+    if ("lock" in reserved) return { status: "locked", lock: reserved.lock };
     const code = normalizeUserCode(userCode);
     const row = code === null ? undefined : await this.db.selectFrom("pairings").selectAll().where("user_code", "=", code).executeTakeFirst();
     if (row === undefined) {
-      await this.guard.wrongCode(userId);
+      await this.guard.wrongCode(userId, reserved.guess);
       throw apiError("not_found", "no pairing has that code; check it against the one your agent shows");
     }
     await this.guard.rightCode(userId);

@@ -84,20 +84,20 @@ export class AppTransfer {
     for (const owner of [from, to.id].sort()) await lockOwnerRow(trx, this.dialect, owner);
     const { plan, handle } = to;
     const limits = PLAN_LIMITS[plan];
-    for (const [table, kind, noun] of [
-      ["routines", "routine_limit_exceeded", "routines"],
-      ["webhooks", "webhook_limit_exceeded", "webhooks"],
+    for (const [table, kind] of [
+      ["routines", "routine_limit_exceeded"],
+      ["webhooks", "webhook_limit_exceeded"],
     ] as const) {
       const counts = await capCounts(trx, table, appId, to.id);
       const perApp = `${table}_per_app` as const;
       const perOwner = `${table}_per_owner` as const;
       const over =
         counts.app > limits[perApp]
-          ? { limit: perApp, max: limits[perApp], message: `this app has ${counts.app} ${noun}; @${handle}'s ${plan} plan allows ${limits[perApp]} an app` }
+          ? { limit: perApp, max: limits[perApp], message: `this app has ${counts.app} ${table}; @${handle}'s ${plan} plan allows ${limits[perApp]} an app` }
           : counts.owner > limits[perOwner]
-            ? { limit: perOwner, max: limits[perOwner], message: `with this app @${handle} would have ${counts.owner} ${noun}; their ${plan} plan allows ${limits[perOwner]}` }
+            ? { limit: perOwner, max: limits[perOwner], message: `with this app @${handle} would have ${counts.owner} ${table}; their ${plan} plan allows ${limits[perOwner]}` }
             : null;
-      if (over !== null) throw planRefusal(kind, `${over.message}: delete some of the app's ${noun} before moving it`, { plan, limit: over.limit, max: over.max, baseUrl: this.baseUrl(), handle });
+      if (over !== null) throw planRefusal(kind, `${over.message}: delete some of the app's ${table} before moving it`, { plan, limit: over.limit, max: over.max, baseUrl: this.baseUrl(), handle });
     }
   }
 

@@ -37,7 +37,7 @@ const failed = new PreparedQuery(4, (db, ts: number, outcome: Outcome, error: st
 );
 type Outcome = WebhooksTable["last_outcome"];
 /** Bytes of each body kept for a request that did not carry the webhook's secret (the plan's cap for one that did). */
-export const UNAUTHENTICATED_BODY_BYTES = 512;
+const UNAUTHENTICATED_BODY_BYTES = 512;
 
 export interface DeliveryResult {
   ts: number;

@@ -5,7 +5,7 @@ import { apiError } from "../../errors/index.ts";
 import { clientIp, type Principal } from "../../http/auth.ts";
 
 /** The shortest Idempotency-Key an anonymous caller may send (a UUID has 36 characters). */
-export const ANONYMOUS_KEY_MIN = 16;
+const ANONYMOUS_KEY_MIN = 16;
 
 /**
  * Answers a write once per Idempotency-Key (when the request sends one): `write` runs for the
