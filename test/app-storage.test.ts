@@ -167,7 +167,7 @@ describeEachDialect("app storage: caps, atomicity, isolation", (dialect) => {
     expect(await h.storage.usage(appId)).toBe(APP_CAP_BYTES);
     expect(await exactUsage(h, appId)).toBe(APP_CAP_BYTES);
     const refused = results.find((r) => r.status === "rejected")?.reason as ApiError;
-    expect([refused.status, refused.message]).toEqual([413, `this write would bring the app's storage to ${APP_CAP_BYTES + MiB} bytes; the cap is ${APP_CAP_BYTES}. Delete or shrink keys to make room`]);
+    expect([refused.status, refused.message]).toEqual([413, `this write would bring the app's storage to ${APP_CAP_BYTES + MiB} bytes; the cap is ${APP_CAP_BYTES}, counting what its snapshots hold. Delete or shrink keys to make room`]);
     // An overwrite of the same size fits however full the app is; a smaller one frees room.
     const first = kinds.indexOf("ok");
     await h.storage.kvSet(appId, `v${first}`, value);

@@ -31,6 +31,7 @@ export { MAX_CALL_BYTES, MAX_CALL_LINES } from "./logs/call-log.ts";
 export { APP_CAP_BYTES, KEY_CAP_BYTES, KEY_COST_SQL, keyCost, MiB, VALUE_CAP_BYTES, type ListOptions, type ListPage } from "./storage/limits.ts";
 export type { AppStorage, KvWrite, StoredBlob } from "./storage/index.ts";
 export { recountTotals, type Mended, type Totals } from "./storage/recount.ts";
+export { snapshotBytes } from "./storage/snapshot-held.ts";
 
 /** What the composition root gives the runtime: the store, where code and secrets come from, where failures are told. */
 export interface RuntimeDeps {

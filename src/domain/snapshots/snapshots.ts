@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ExpressionBuilder, Kysely } from "kysely";
+import { sql, type ExpressionBuilder, type Kysely } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { bumpUsageRow, lockUsageRows, type Database, type Dialect } from "../../store/index.ts";
@@ -8,7 +8,7 @@ import type { SnapshotEntriesTable } from "../../store/schema/snapshots.ts";
 import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { UUID } from "../ids.ts";
-import { APP_CAP_BYTES, keyCost, type AppStorage } from "../../runtime/index.ts";
+import { APP_CAP_BYTES, keyCost, snapshotBytes, type AppStorage } from "../../runtime/index.ts";
 import { ContentObjects, readObject } from "../../blobs/objects.ts";
 
 /** DECISIONS §9: the newest 10 snapshots of an app are kept. */
@@ -51,7 +51,9 @@ type Entry = Omit<SnapshotEntriesTable, "snapshot_id">;
  * Data snapshots (issue 16): an app's KV values and blobs captured by content, restored together
  * with a revision's code in one transaction (versions.ts). Content-addressed: each value is kept
  * once by hash, so capturing unchanged data again costs only index rows. Snapshots count against
- * the app's storage cap: the distinct bytes they hold plus the live data stay within 100 MiB.
+ * the app's storage cap: the distinct bytes they hold (snapshot-held.ts) are part of its running
+ * total, so every write's check counts them; taking one past the cap is refused, pruning gives
+ * room back.
  */
 export class Snapshots {
   constructor(
@@ -72,32 +74,40 @@ export class Snapshots {
     await this.objects?.touchApp(app.id);
     const view = await this.db.transaction().execute(async (trx) => {
       await lockKey(trx, this.dialect, SHARED_VALUES, "shared");
+      // Then the app's usage row, as its writers take it: what the snapshot adds and what they
+      // write are checked against the cap one after the other, never both against the old total.
+      await lockUsageRows(trx, this.dialect, [app.id]);
       const live = await liveEntries(trx, app.id);
-      const known = await this.heldBytes(trx, app.id);
+      const before = await snapshotBytes(trx, app.id);
       const bytes = live.reduce((sum, e) => sum + e.size, 0);
       await trx.insertInto("app_snapshots").values({ id, app_id: app.id, revision: app.revision, keys: live.length, bytes, created_at: now }).execute();
-      let added = 0;
       // In hash order: two snapshots inserting the same new values wait for each other in one
       // order, never each for the other (a deadlock on PostgreSQL's unique index).
       const values = new Map(live.map((e) => [e.hash, e]));
       for (const [hash, e] of [...values].sort(([a], [b]) => (a < b ? -1 : 1))) {
         // A blob held as an object is captured by its hash: the value refers to the same object.
         const value = e.data === null ? { data: EMPTY, object_hash: hash } : { data: e.data };
-        const inserted = await trx.insertInto("snapshot_values").values({ hash, size: e.size, ...value }).onConflict((oc) => oc.column("hash").doNothing()).executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) added += e.size;
+        await trx.insertInto("snapshot_values").values({ hash, size: e.size, ...value }).onConflict((oc) => oc.column("hash").doNothing()).execute();
       }
       for (const e of live) {
         await trx.insertInto("snapshot_entries").values({ snapshot_id: id, store: e.store, key: e.key, hash: e.hash, size: e.size, content_type: e.contentType }).execute();
       }
+      // The app's total counts its values and what its snapshots held before this one.
       const usage = await trx.selectFrom("app_storage_usage").select("bytes").where("app_id", "=", app.id).executeTakeFirst();
-      const used = Number(usage?.bytes ?? 0);
-      if (used + known + added > APP_CAP_BYTES) {
-        throw apiError("storage_limit_exceeded", `the app's data (${used} bytes) and its snapshots would pass its ${APP_CAP_BYTES}-byte storage cap; delete data or wait for old snapshots to be pruned`, {
+      const after = await snapshotBytes(trx, app.id);
+      const total = Number(usage?.bytes ?? 0) - before + after;
+      const held = this.storage.roomHeld(app.id);
+      // A snapshot that holds nothing new is never refused: past the cap after a restore (below),
+      // taking such snapshots is how the old ones are pruned and the room comes back.
+      if (after > before && total + held > APP_CAP_BYTES) {
+        throw apiError("storage_limit_exceeded", `the app's data and its snapshots would hold ${total} bytes${held > 0 ? ` while running operations hold ${held} more` : ""}, past its ${APP_CAP_BYTES}-byte storage cap; delete data or wait for old snapshots to be pruned`, {
           max: APP_CAP_BYTES,
         });
       }
+      await addBytes(trx, app.id, after - before);
       return { id, createdAt: now, revision: app.revision, keys: live.length, bytes };
     });
+    this.storage.replaced(app.id, []);
     await this.prune(app.id);
     return view;
   }
@@ -133,6 +143,10 @@ export class Snapshots {
   /**
    * Puts the snapshot's values back in place of the app's, inside the caller's transaction (the
    * restore's, with the code). Returns the KV keys that changed; call `restored` after commit.
+   * Never refused for the cap: the values it brings back are already counted in what the
+   * snapshots hold, and refusing would leave no way back to them (their room is freed only by
+   * newer snapshots). Restoring an old snapshot beside newer ones can leave the app past its cap;
+   * its writes are then refused until snapshots of what it holds push the others out.
    */
   async restoreInto(trx: Kysely<Database>, appId: string, snapshotId: string): Promise<string[]> {
     // The app's usage row first, as every write of its values takes it first (PostgreSQL): a write
@@ -160,8 +174,8 @@ export class Snapshots {
     const bytes = wanted.reduce((sum, e) => sum + Number(e.size), 0);
     const keyBytes = wanted.reduce((sum, e) => sum + keyCost(e.key), 0);
     // The data version goes on counting (migration 020): every other instance's caches of this
-    // app learn that its values changed.
-    await bumpUsageRow(trx, appId, { bytes, keyBytes });
+    // app learn that its values changed. The total counts the snapshots too, which stay as they were.
+    await bumpUsageRow(trx, appId, { bytes: bytes + (await snapshotBytes(trx, appId)), keyBytes });
     return [...changes.added, ...changes.changed, ...changes.removed].filter((c) => c.store === "kv").map((c) => c.key);
   }
 
@@ -194,21 +208,12 @@ export class Snapshots {
     return db.selectFrom("snapshot_entries").select(["store", "key", "hash", "size", "content_type"]).where("snapshot_id", "=", snapshotId).orderBy("store").orderBy("key").execute();
   }
 
-  /** Distinct bytes the app's snapshots hold (what they add to its storage). */
-  private async heldBytes(db: Kysely<Database>, appId: string): Promise<number> {
-    const row = await db
-      .selectFrom("snapshot_values")
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("size"), eb.lit(0)).as("bytes"))
-      .where("hash", "in", db.selectFrom("snapshot_entries").innerJoin("app_snapshots", "app_snapshots.id", "snapshot_entries.snapshot_id").select("snapshot_entries.hash").where("app_snapshots.app_id", "=", appId))
-      .executeTakeFirstOrThrow();
-    return Number(row.bytes);
-  }
-
   /** Keeps the newest SNAPSHOTS_KEPT and sweeps values no snapshot refers to any more. */
   private async prune(appId: string): Promise<void> {
     const old = await this.db.selectFrom("app_snapshots").select("id").where("app_id", "=", appId).orderBy("created_at", "desc").orderBy("id", "desc").offset(SNAPSHOTS_KEPT).limit(1000).execute();
     if (old.length === 0) return;
-    await this.sweeping(old.map((o) => o.id));
+    await this.sweeping({ appId, ids: old.map((o) => o.id) });
+    this.storage.replaced(appId, []);
   }
 
   /**
@@ -217,14 +222,22 @@ export class Snapshots {
    * fill its cap, snapshot it and be reaped, and its bytes stayed on disk for good.
    */
   async sweepValues(): Promise<number> {
-    return this.sweeping([]);
+    return this.sweeping(null);
   }
 
-  /** In one transaction that holds the values to itself: the snapshots `dropping` go, then the values nothing refers to. */
-  private sweeping(dropping: readonly string[]): Promise<number> {
+  /**
+   * In one transaction that holds the values to itself: the app's snapshots `dropping` go, and
+   * what they alone held leaves its total; then the values nothing refers to go.
+   */
+  private sweeping(dropping: { appId: string; ids: readonly string[] } | null): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       await lockKey(trx, this.dialect, SHARED_VALUES);
-      if (dropping.length > 0) await trx.deleteFrom("app_snapshots").where("id", "in", dropping).execute();
+      if (dropping !== null) {
+        await lockUsageRows(trx, this.dialect, [dropping.appId]);
+        const before = await snapshotBytes(trx, dropping.appId);
+        await trx.deleteFrom("app_snapshots").where("id", "in", dropping.ids).where("app_id", "=", dropping.appId).execute();
+        await addBytes(trx, dropping.appId, (await snapshotBytes(trx, dropping.appId)) - before);
+      }
       const unreferenced = (eb: ExpressionBuilder<Database, "snapshot_values">) =>
         eb.not(eb.exists(eb.selectFrom("snapshot_entries").select("snapshot_entries.hash").whereRef("snapshot_entries.hash", "=", "snapshot_values.hash")));
       const result = await trx.deleteFrom("snapshot_values").where(unreferenced).executeTakeFirst();
@@ -250,6 +263,19 @@ async function liveEntries(db: Kysely<Database>, appId: string): Promise<(Pick<E
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * Adds to the app's total what its snapshots now hold more (or less), making its row if it has
+ * none, and bumps its data version: another instance's usage ledger learns the new total.
+ */
+async function addBytes(trx: Kysely<Database>, appId: string, delta: number): Promise<void> {
+  if (delta === 0) return;
+  await trx
+    .insertInto("app_storage_usage")
+    .values({ app_id: appId, bytes: delta })
+    .onConflict((oc) => oc.column("app_id").doUpdateSet({ bytes: sql<number>`app_storage_usage.bytes + ${delta}`, data_version: sql<number>`app_storage_usage.data_version + 1` }))
+    .execute();
+}
 
 // The same hash an object is named by (ContentObjects), so a value captured from a blob held as
 // an object and one captured from bytes in a row are one value.

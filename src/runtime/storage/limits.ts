@@ -80,7 +80,7 @@ export function lastWrites(writes: readonly { key: string; value: string }[]): {
 export function storageFull(used: number, size: number, freed: number, held = 0): never {
   const after = used - freed + size;
   const holding = held > 0 ? ` and running operations hold ${held} more` : "";
-  throw apiError("storage_full", `this write would bring the app's storage to ${after} bytes${holding}; the cap is ${APP_CAP_BYTES}. Delete or shrink keys to make room`, {
+  throw apiError("storage_full", `this write would bring the app's storage to ${after} bytes${holding}; the cap is ${APP_CAP_BYTES}, counting what its snapshots hold. Delete or shrink keys to make room`, {
     recovery: recovery.shrink("payload", after + held, APP_CAP_BYTES),
   });
 }

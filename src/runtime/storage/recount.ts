@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database, Store } from "../../store/index.ts";
 import { bumpUsageRow, ensureUsageRow, lockKey, lockUsageRows } from "../../store/locks.ts";
 import { KEY_COST_SQL } from "./limits.ts";
+import { snapshotHeld } from "./snapshot-held.ts";
 import { visitorsLock } from "./visitor-kv.ts";
 
 /** What a store holds: its values' bytes and its keys' cost (limits.ts keyCost). */
@@ -80,9 +81,14 @@ const same = (a: Totals, b: Totals): boolean => a.bytes === b.bytes && a.keyByte
 /** `where app_id = only`, or nothing. */
 const whereApp = (only: string | undefined) => (only === undefined ? sql`` : sql`where app_id = ${only}`);
 
-/** Sums of each app's own values and keys (its KV rows and its blobs), or of `only`'s. */
-const appSums = (only?: string) => sql`select app_id, sum(size) as bytes, sum(${sql.raw(KEY_COST_SQL)}) as key_bytes from (
-    select app_id, key, size from app_kv ${whereApp(only)} union all select app_id, key, size from app_blobs ${whereApp(only)}
+/**
+ * Sums of each app's own values and keys (its KV rows and its blobs), or of `only`'s. Its bytes
+ * count what its snapshots hold too (snapshot-held.ts), as its running total does.
+ */
+const appSums = (only?: string) => sql`select app_id, sum(size) as bytes, sum(key_cost) as key_bytes from (
+    select app_id, size, ${sql.raw(KEY_COST_SQL)} as key_cost from app_kv ${whereApp(only)}
+    union all select app_id, size, ${sql.raw(KEY_COST_SQL)} as key_cost from app_blobs ${whereApp(only)}
+    union all select app_id, size, 0 as key_cost from (${snapshotHeld(only)}) snapshots
   ) held group by app_id`;
 
 async function driftedApps(db: Kysely<Database>, only: string | undefined): Promise<string[]> {

@@ -138,6 +138,11 @@ export class AppStorage {
     return this.ledger.lease(appId, max, seen);
   }
 
+  /** Room this instance's running ops hold in the app's cap (leases): anything else that grows the app's storage must leave it free. */
+  roomHeld(appId: string): number {
+    return this.ledger.heldBesides(appId, null);
+  }
+
   /** Called after each committed KV write or delete (live `data` events). */
   onKvChange(hook: (appId: string, key: string) => void): void {
     this.changeHooks.push(hook);
@@ -249,7 +254,7 @@ export class AppStorage {
     return this.list("app_blobs", appId, options);
   }
 
-  /** Bytes the app's values take, from the running counter. */
+  /** Bytes that count against the app's cap (its values and what its snapshots hold), from the running counter. */
   async usage(appId: string): Promise<number> {
     const row = await this.q.usage.takeFirst(this.store.db, appId);
     return row === undefined ? 0 : Number(row.bytes);
@@ -257,8 +262,9 @@ export class AppStorage {
 
   /**
    * After something replaced an app's values wholesale in its own transaction (a snapshot
-   * restore): the usage ledger relearns the total, and every key that changed is announced, so
-   * isolate caches drop them and live streams see them.
+   * restore), or changed its total without a write (a snapshot taken or pruned): the usage ledger
+   * relearns the total, and every key that changed is announced, so isolate caches drop them and
+   * live streams see them.
    */
   replaced(appId: string, kvKeys: readonly string[]): void {
     this.ledger.forget(appId);

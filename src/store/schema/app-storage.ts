@@ -23,8 +23,10 @@ export interface AppBlobsTable {
 }
 
 /**
- * Running byte total of an app's KV values and blobs. Every write adjusts it in the same
- * transaction as the value, under this row's lock, so it stays exact and gates the 100 MiB cap.
+ * Running byte total of what counts against an app's 100 MiB cap: its KV values and blobs, and
+ * the distinct values its snapshots hold (DECISIONS §9, migration 037). Every write adjusts it in
+ * the same transaction as the value, under this row's lock, so it stays exact and gates the cap;
+ * taking and pruning snapshots adjust it the same way.
  */
 export interface AppStorageUsageTable {
   app_id: string;

@@ -375,7 +375,7 @@ ${
 /** The app's stored data against its cap, as a meter. */
 export function storageMeter(usedBytes: number, capBytes: number): SafeHtml {
   return html`<h2>Data</h2>
-<p>${mebibytes(usedBytes)} of ${mebibytes(capBytes)} stored (KV and blobs).</p>
+<p>${mebibytes(usedBytes)} of ${mebibytes(capBytes)} stored (KV, blobs and snapshots).</p>
 <meter min="0" max="${capBytes}" value="${usedBytes}" aria-label="Data stored">${Math.round((usedBytes / capBytes) * 100)}%</meter>`;
 }
 
