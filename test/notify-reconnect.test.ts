@@ -43,7 +43,7 @@ suite(`LISTEN across a PostgreSQL outage${adminUrl === null ? " — SKIPPED: Pos
     try {
       await notifier.listen((payload) => heard.push(payload));
       await notifier.notify("before");
-      await within(5000, async () => heard, (h) => h.includes("before"));
+      await within(5000, () => Promise.resolve(heard), (h) => h.includes("before"));
 
       // The outage: no new connections, and the listening one dropped.
       await admin.query(`alter database "${name}" allow_connections false`);
@@ -55,7 +55,7 @@ suite(`LISTEN across a PostgreSQL outage${adminUrl === null ? " — SKIPPED: Pos
       // The next attempt, later than the first, listens again.
       await within(15_000, listening, (rows) => rows.length === 1);
       await notifier.notify("after");
-      await within(5000, async () => heard, (h) => h.includes("after"));
+      await within(5000, () => Promise.resolve(heard), (h) => h.includes("after"));
       expect(heard).toEqual(["before", "after"]);
     } finally {
       await admin.query(`alter database "${name}" allow_connections true`);
