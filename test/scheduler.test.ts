@@ -74,4 +74,31 @@ describeEachDialect("scheduler leases", (dialect) => {
       await survivor.close();
     }
   });
+
+  it("a job stuck in its lane holds up neither the other lanes' next periods nor the next claims; close waits for it", async () => {
+    // The routine tick's period is short; a DNS outage holds the domain re-check for minutes.
+    const period = 300;
+    const scheduler = new Scheduler(store.db, systemClock, quiet);
+    let release = () => {};
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    let stuckRuns = 0;
+    let ticks = 0;
+    const thirdTick = new Promise<void>((resolve) => {
+      scheduler.add({ name: "lanes-stuck", everyMs: period, lane: "dns", run: () => ((stuckRuns += 1), stuck) });
+      scheduler.add({ name: "lanes-quick", everyMs: period, lane: "routines", run: () => Promise.resolve(++ticks === 3 ? resolve() : undefined) });
+    });
+    scheduler.start(HOUR);
+    let closed = false;
+    try {
+      await thirdTick;
+      // Its periods came and went while it ran: it was not queued behind itself.
+      expect(stuckRuns).toBe(1);
+    } finally {
+      const closing = scheduler.close().then(() => (closed = true));
+      await Promise.resolve();
+      expect(closed).toBe(false);
+      release();
+      await closing;
+    }
+  });
 });

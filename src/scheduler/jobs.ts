@@ -51,7 +51,7 @@ export const ROUTINE_TICK_MS = 15 * SECOND;
 export function registerJobs(ctx: JobDeps): void {
   // Started, not awaited: slow routines hold up neither the other jobs nor the next tick.
   const routinesFailed = (error: unknown) => ctx.log.error({ err: error, job: "routines" }, "scheduled job failed");
-  ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, run: (now) => Promise.resolve(ctx.routines.startDue(now, routinesFailed)) });
+  ctx.scheduler.add({ name: "routines", everyMs: ROUTINE_TICK_MS, lane: "routines", run: (now) => Promise.resolve(ctx.routines.startDue(now, routinesFailed)) });
   ctx.scheduler.add({ name: "activity-sweep", everyMs: HOUR, run: () => ctx.activity.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "call-count-sweep", everyMs: HOUR, run: () => ctx.callCounts.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "delivery-sweep", everyMs: HOUR, run: () => ctx.deliveries.sweep().then(() => undefined) });
@@ -65,14 +65,14 @@ export function registerJobs(ctx: JobDeps): void {
   ctx.scheduler.add({ name: "abuse-report-sweep", everyMs: HOUR, run: () => ctx.abuseReports.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "outbox-sweep", everyMs: HOUR, run: () => ctx.mailer.sweep().then(() => undefined) });
   // Each run looks again at the custom domains not looked at for 6 hours (DECISIONS §12).
-  ctx.scheduler.add({ name: "domain-recheck", everyMs: HOUR, run: () => ctx.domains.recheck().then(() => undefined) });
+  ctx.scheduler.add({ name: "domain-recheck", everyMs: HOUR, lane: "dns", run: () => ctx.domains.recheck().then(() => undefined) });
   ctx.scheduler.add({ name: "visitor-store-sweep", everyMs: HOUR, run: () => ctx.visitors.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "oauth-sweep", everyMs: HOUR, run: () => ctx.oauth.grants.sweep().then(() => undefined) });
   ctx.scheduler.add({ name: "snapshot-value-sweep", everyMs: HOUR, run: () => ctx.snapshots.sweepValues().then(() => undefined) });
   ctx.scheduler.add({ name: "orphan-value-sweep", everyMs: HOUR, run: () => ctx.storage.sweepOrphans().then(() => undefined) });
   const { objects } = ctx;
   // Often: an app overwriting its blob values leaves an object per write until then.
-  if (objects !== null) ctx.scheduler.add({ name: "object-sweep", everyMs: 5 * MINUTE, run: () => objects.sweep().then(() => undefined) });
+  if (objects !== null) ctx.scheduler.add({ name: "object-sweep", everyMs: 5 * MINUTE, lane: "objects", run: () => objects.sweep().then(() => undefined) });
   const { blobTrash } = ctx;
   if (blobTrash !== null) ctx.scheduler.add({ name: "blob-trash-sweep", everyMs: HOUR, run: () => blobTrash.sweep().then(() => undefined) });
 }

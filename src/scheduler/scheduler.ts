@@ -11,7 +11,14 @@ export interface Job {
   /** How often it runs, across all instances together. */
   everyMs: number;
   run(now: number): Promise<void>;
+  /**
+   * Jobs of one lane run one after another, lanes side by side (default "sweeps"): a job that
+   * waits on the network (DNS, S3) gets a lane of its own, so its outage holds up no other.
+   */
+  lane?: string;
 }
+
+const DEFAULT_LANE = "sweeps";
 
 /** Bounds on the wait between ticks: never a busy loop, and a small spread between instances. */
 const MIN_WAIT_MS = 100;
@@ -21,7 +28,7 @@ type Log = Pick<FastifyBaseLogger, "error" | "info">;
 
 /**
  * Runs periodic jobs (the reaper, retention sweeps, routine ticks) on whichever instance claims
- * each period first. `tick()` is the whole mechanism; the timer only calls it, so tests drive
+ * each period first, each in its lane (Job.lane) so a slow one holds up only its own. `tick()` is the whole mechanism; the timer only calls it, so tests drive
  * time with a ManualClock and call `tick()` themselves.
  */
 export class Scheduler {
@@ -30,6 +37,10 @@ export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private started = false;
   private running: Promise<void> | null = null;
+  /** Each lane's last job, queued or running: the next one of that lane starts after it. */
+  private readonly lanes = new Map<string, Promise<unknown>>();
+  /** Jobs queued or running here: a period that opens meanwhile is left to another instance, or to a later tick. */
+  private readonly busy = new Set<string>();
   /** When the period the timer waits for opens, and how late the last wake-up for one was. */
   private dueAt: number | null = null;
   private lastLagMs = 0;
@@ -49,21 +60,42 @@ export class Scheduler {
     return this.lastLagMs;
   }
 
-  /** Claims and runs every job whose period has opened; returns the names that ran here. */
+  /** Claims and runs every job whose period has opened; returns, once they ended, the names that ran here without failing. */
   async tick(): Promise<string[]> {
+    const started = await this.startDue();
     const ran: string[] = [];
+    for (const [name, outcome] of started) if (await outcome) ran.push(name);
+    return ran;
+  }
+
+  /**
+   * Claims every job whose period has opened and that is not still queued or running here, and
+   * queues it in its lane; answers each one's outcome (true: it ran without failing), without
+   * waiting for them. The timer ticks through this, so a slow job never delays the next claims.
+   */
+  private async startDue(): Promise<[string, Promise<boolean>][]> {
+    const started: [string, Promise<boolean>][] = [];
     for (const job of this.jobs) {
+      if (this.busy.has(job.name)) continue;
       const now = this.clock.now();
       if (!(await claimPeriod(this.db, job.name, this.holder, now, job.everyMs))) continue;
-      try {
-        await job.run(now);
-        ran.push(job.name);
-      } catch (error) {
-        // One failing job must not starve the others; the next period retries it.
-        this.log.error({ err: error, job: job.name }, "scheduled job failed");
-      }
+      this.busy.add(job.name);
+      const lane = job.lane ?? DEFAULT_LANE;
+      const outcome = (this.lanes.get(lane) ?? Promise.resolve())
+        .then(() => job.run(now))
+        .then(
+          () => true,
+          (error: unknown) => {
+            // One failing job must not starve the others; the next period retries it.
+            this.log.error({ err: error, job: job.name }, "scheduled job failed");
+            return false;
+          },
+        )
+        .finally(() => this.busy.delete(job.name));
+      this.lanes.set(lane, outcome);
+      started.push([job.name, outcome]);
     }
-    return ran;
+    return started;
   }
 
   /**
@@ -80,7 +112,7 @@ export class Scheduler {
       const now = this.clock.now();
       if (this.dueAt !== null && this.dueAt <= now) this.lastLagMs = now - this.dueAt;
       this.dueAt = null;
-      this.running = this.tick()
+      this.running = this.startDue()
         .then(() => this.nextOpening())
         .then((opening) => {
           // A little jitter so instances woken by the same opening do not all race for it.
@@ -114,11 +146,12 @@ export class Scheduler {
     return Number(row.at);
   }
 
-  /** Stops the timer and waits for a tick in progress, so nothing touches a closed store. */
+  /** Stops the timer and waits for a tick in progress and the jobs it started, so nothing touches a closed store. */
   async close(): Promise<void> {
     this.started = false;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     await this.running;
+    await Promise.all(this.lanes.values());
   }
 }
