@@ -93,13 +93,16 @@ export class Shares {
         .executeTakeFirst();
       if (existing?.status === "accepted") throw apiError("grantee_already_has_access", "that person already has access to this app");
       if (existing !== undefined && existing.expires_at > now) throw apiError("already_invited", "that person has an invitation already; revoke it to send another");
+      // Counted from what was sent, not from the shares: a revoke deletes its share, and a share
+      // link's grants name the link's maker as their inviter.
+      await trx.deleteFrom("share_invitations_sent").where("inviter_user_id", "=", inviter).where("created_at", "<=", now - DAY).execute();
       const sentToday = await trx
-        .selectFrom("app_shares")
+        .selectFrom("share_invitations_sent")
         .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("invited_by", "=", inviter)
-        .where("created_at", ">", now - DAY)
+        .where("inviter_user_id", "=", inviter)
         .executeTakeFirstOrThrow();
       if (Number(sentToday.n) >= INVITES_PER_DAY) throw apiError("invite_cap_reached", `you have sent ${INVITES_PER_DAY} invitations in the last 24 hours; try again later`);
+      await trx.insertInto("share_invitations_sent").values({ inviter_user_id: inviter, created_at: now }).execute();
       // An expired invitation is replaced: its row goes, the new one takes a new id.
       if (existing !== undefined) await trx.deleteFrom("app_shares").where("id", "=", existing.id).execute();
       const shareId = randomUUID();

@@ -66,13 +66,7 @@ export class TeamInvitations {
           details: { invitationId: open.id },
         });
       }
-      const sent = await trx
-        .selectFrom("team_invitations")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("team_id", "=", team.id)
-        .where("created_at", ">", now - DAY)
-        .executeTakeFirstOrThrow();
-      if (Number(sent.n) >= TEAM_INVITES_PER_DAY) throw apiError("invite_cap_reached", `this team sent ${TEAM_INVITES_PER_DAY} invitations in the last 24 hours; try again later`);
+      await refuseOverDailyCap(trx, team.id, now);
       if (open !== undefined) await retire(trx, open.id);
       return this.insert(trx, { teamId: team.id, email, role, invitedBy: actorId, now });
     });
@@ -88,6 +82,9 @@ export class TeamInvitations {
     if (old.status !== "pending") throw apiError("not_found", "this invitation was replaced or revoked; re-send the newest one for that address");
     const now = this.clock.now();
     const row = await this.db.transaction().execute(async (trx) => {
+      // A re-send mails the address again: it counts, and is capped, as an invitation does.
+      await lockRow(trx, this.dialect, "teams", old.team_id);
+      await refuseOverDailyCap(trx, old.team_id, now);
       // Compare-and-set: of two concurrent re-sends, one retires the row and the other finds it gone.
       const retired = await retire(trx, old.id);
       if (!retired) throw apiError("not_found", "this invitation was replaced a moment ago; re-send the newest one");
@@ -217,4 +214,15 @@ async function retire(db: Kysely<Database>, id: string): Promise<boolean> {
 function view(row: Row, now: number): TeamInvitationView {
   const status = row.status === "accepted" ? "accepted" : row.expires_at <= now ? "expired" : "pending";
   return { id: row.id, teamId: row.team_id, email: row.email, role: row.role, status, createdAt: Number(row.created_at), expiresAt: Number(row.expires_at) };
+}
+
+/** 429 once the team has sent TEAM_INVITES_PER_DAY invitations (re-sends included) in the last day; under the team's row lock. */
+async function refuseOverDailyCap(trx: Kysely<Database>, teamId: string, now: number): Promise<void> {
+  const sent = await trx
+    .selectFrom("team_invitations")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("team_id", "=", teamId)
+    .where("created_at", ">", now - DAY)
+    .executeTakeFirstOrThrow();
+  if (Number(sent.n) >= TEAM_INVITES_PER_DAY) throw apiError("invite_cap_reached", `this team sent ${TEAM_INVITES_PER_DAY} invitations in the last 24 hours; try again later`);
 }

@@ -37,6 +37,7 @@ import * as m034 from "./034-usage-row-kept.ts";
 import * as m035 from "./035-orphan-secrets.ts";
 import * as m036 from "./036-outbox-created.ts";
 import * as m037 from "./037-snapshot-bytes.ts";
+import * as m038 from "./038-share-invites-sent.ts";
 
 /**
  * Numbered migrations, applied in order at start. Never edit one that has landed; add the next
@@ -82,6 +83,7 @@ const steps: Record<string, Step> = {
   "035-orphan-secrets": m035,
   "036-outbox-created": m036,
   "037-snapshot-bytes": m037,
+  "038-share-invites-sent": m038,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -16,7 +16,7 @@ import type { LeasesTable } from "./leases.ts";
 import type { PairingGuardsTable, PairingsTable } from "./pairings.ts";
 import type { RoutinesTable } from "./routines.ts";
 import type { SecretsTable, SecretVersionsTable } from "./secrets.ts";
-import type { AppShareLinksTable, AppSharesTable } from "./shares.ts";
+import type { AppShareLinksTable, AppSharesTable, ShareInvitationsSentTable } from "./shares.ts";
 import type { EmailVerificationsTable, OutboxTable } from "./mail.ts";
 import type { SessionsTable } from "./sessions.ts";
 import type { CopyRequestsTable } from "./copies.ts";
@@ -64,6 +64,7 @@ export interface Database {
   feedback: FeedbackTable;
   app_shares: AppSharesTable;
   app_share_links: AppShareLinksTable;
+  share_invitations_sent: ShareInvitationsSentTable;
   outbox: OutboxTable;
   email_verifications: EmailVerificationsTable;
   teams: TeamsTable;

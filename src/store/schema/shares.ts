@@ -30,3 +30,9 @@ export interface AppShareLinksTable {
   created_by: string;
   created_at: number;
 }
+
+/** One share invitation sent, kept a day: what the inviter's daily cap counts (a revoke leaves it). */
+export interface ShareInvitationsSentTable {
+  inviter_user_id: string;
+  created_at: number;
+}
