@@ -67,4 +67,12 @@ describe("template media through the asset routes", () => {
     const cover = await fetch(`${server.url}/app/${appId}/assets/${coverKey}`, { headers: { authorization: `Bearer ${owner.token}` } });
     expect({ status: cover.status, type: cover.headers.get("content-type") }).toEqual({ status: 200, type: "image/png" });
   });
+
+  it("a copy with data takes the app's own assets, not the listing's media, which nothing in the copy could remove", async () => {
+    expect((await uploadAsset(server, appId, owner.token, "logo.txt", Buffer.from("own"), "text/plain")).status).toBe(201);
+    const made = await server.client.post(`/app/${appId}/copy`, { manifest_id: "starter-copy", include_data: true }, { token: owner.token });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const copied = (await server.client.get(`/app/${made.body.id}/assets`, { token: owner.token })).body.assets as { key: string }[];
+    expect(copied.map((a) => a.key)).toEqual(["logo.txt"]);
+  });
 });

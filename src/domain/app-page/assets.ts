@@ -44,6 +44,12 @@ export function checkAssetKey(key: string): string {
 export const TEMPLATE_MEDIA_PREFIX = "template-media/";
 
 /**
+ * The assets that are the app's own, not its template listing's: a copy takes only these (the
+ * listing stays with the source, and its keys are out of the copy's owner's reach).
+ */
+export const ownAssets = sql<boolean>`substr(key, 1, ${TEMPLATE_MEDIA_PREFIX.length}) <> ${TEMPLATE_MEDIA_PREFIX}`;
+
+/**
  * A key the asset routes may write or delete: any valid key but the template listing's, which
  * change only through the listing (`app:template-edit`, and images only).
  */
@@ -168,12 +174,12 @@ export class Assets {
   }
 
   /**
-   * A copy's assets, first half: every asset's bytes of `from` written again under fresh names
+   * A copy's assets, first half: every own asset's bytes of `from` written again under fresh names
    * for `to`, before the copy's transaction; `insertCopies` adds the rows inside it, and
    * `discard` removes the bytes if that transaction does not commit.
    */
   async stageCopies(from: string, to: string): Promise<StagedAsset[]> {
-    const rows = await this.db.selectFrom("assets").selectAll().where("app_id", "=", from).execute();
+    const rows = await this.db.selectFrom("assets").selectAll().where("app_id", "=", from).where(ownAssets).execute();
     const staged: StagedAsset[] = [];
     try {
       for (const row of rows) {

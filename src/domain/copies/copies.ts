@@ -13,7 +13,7 @@ import { prepareRenamed, type PreparedSource } from "../source/source.ts";
 import { canonicalUrl } from "../apps/urls.ts";
 import type { Secrets } from "../secrets/secrets.ts";
 import type { Templates } from "../templates/templates.ts";
-import type { Assets, StagedAsset } from "../app-page/assets.ts";
+import { ownAssets, type Assets, type StagedAsset } from "../app-page/assets.ts";
 import { refuseSuspended } from "../apps/suspended.ts";
 import type { ContentObjects } from "../../blobs/objects.ts";
 import { KEY_COST_SQL } from "../../runtime/index.ts";
@@ -256,7 +256,7 @@ export class Copies {
     const [kv, blobs, assets] = await Promise.all([
       this.db.selectFrom("app_kv").select(sql<number>`coalesce(sum(size), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
       this.db.selectFrom("app_blobs").select(sql<number>`coalesce(sum(size), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
-      this.db.selectFrom("assets").select(sql<number>`coalesce(sum(size_bytes), 0)`.as("bytes")).where("app_id", "=", sourceId).executeTakeFirstOrThrow(),
+      this.db.selectFrom("assets").select(sql<number>`coalesce(sum(size_bytes), 0)`.as("bytes")).where("app_id", "=", sourceId).where(ownAssets).executeTakeFirstOrThrow(),
     ]);
     const total = Number(kv.bytes) + Number(blobs.bytes) + Number(assets.bytes);
     if (total > COPY_DATA_MAX_BYTES) {
