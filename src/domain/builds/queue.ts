@@ -60,10 +60,16 @@ export class BuildQueue implements BuildSeam {
     return row === undefined ? null : { buildId: row.id, appId: row.app_id, copy: row.copy === null ? null : (JSON.parse(row.copy) as CopyPlan) };
   }
 
+  /**
+   * The digest of the bundle built from this exact source, or null. Finding it counts as a use:
+   * its `created_at` moves to now, and the sweep takes only bundles unused for a day (Builds.sweep),
+   * so the one a write is about to name stays until that write's revision names it. Read alone,
+   * a sweep between this and the write's commit left a revision naming a bundle that was gone.
+   */
   async bundled(prepared: PreparedSource): Promise<string | null> {
     const digest = inputDigest(prepared.source.module);
-    const row = await this.db.selectFrom("build_bundles").select("input_digest").where("input_digest", "=", digest).executeTakeFirst();
-    return row === undefined ? null : digest;
+    const used = await this.db.updateTable("build_bundles").set({ created_at: this.clock.now() }).where("input_digest", "=", digest).executeTakeFirst();
+    return used.numUpdatedRows > 0n ? digest : null;
   }
 
   /**

@@ -48,5 +48,6 @@ export interface BuildBundlesTable {
   lock_digest: string;
   node_builtins: number;
   size_bytes: number;
+  /** When it was built, or last found by a write of its input (BuildQueue.bundled): the sweep's day of grace counts from it. */
   created_at: number;
 }
