@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../store/index.ts";
 import type { AppRecord } from "../apps/queries.ts";
-import type { AppRole } from "./access.ts";
+import { widest, type AppRole } from "./access.ts";
 
 /** A relation that grants people roles on apps: Apps.roleOf asks each, and keeps the widest. */
 export type RoleSource = (app: AppRecord, userId: string) => Promise<AppRole | null>;
@@ -38,4 +38,16 @@ export function roleSources(db: Kysely<Database>): RoleSource[] {
       return role === null ? null : role === "member" ? "team-member" : "team-admin";
     },
   ];
+}
+
+/**
+ * The role a person holds on an app whatever its visibility: its owner's, or what shares and its
+ * team give them. The end-user role a signed-in or public app gives everyone lasts only as long
+ * as that visibility does.
+ */
+export async function heldRole(db: Kysely<Database>, app: AppRecord, userId: string): Promise<AppRole | null> {
+  if (app.ownerUserId === userId) return "owner";
+  let role: AppRole | null = null;
+  for (const source of roleSources(db)) role = widest(role, await source(app, userId));
+  return role;
 }

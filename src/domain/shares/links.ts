@@ -9,6 +9,7 @@ import { hashToken, mintToken, parseToken } from "../tokens/format.ts";
 import type { Actor } from "../access/access.ts";
 import type { Apps } from "../apps/apps.ts";
 import { widest } from "../access/access.ts";
+import { heldRole } from "../access/roles.ts";
 import { writeAudit, type AuditContext } from "../operators/audit.ts";
 
 export const LINK_ROLES = ["viewer", "end-user"] as const;
@@ -92,13 +93,16 @@ export class ShareLinks {
   /**
    * A signed-in person opened a link: they hold its role on the app from now on, unless they
    * hold a wider one already (then nothing changes). Returns the app id and the role they have.
+   * What they hold is what lasts: the end-user role a signed-in app gives everyone goes when it
+   * turns private, so a link to that role is granted all the same.
    */
   async open(token: string, userId: string, audit: AuditContext): Promise<{ appId: string; role: string }> {
     const link = await this.find(token);
     const app = await this.apps.find(link.app_id);
     const current = await this.apps.roleOf({ kind: "user", userId }, app);
-    const role = widest(current, link.role);
-    if (role !== link.role || current === link.role) return { appId: app.id, role: role ?? link.role };
+    const role = widest(current, link.role) ?? link.role;
+    const held = await heldRole(this.db, app, userId);
+    if (widest(held, link.role) !== link.role || held === link.role) return { appId: app.id, role };
     try {
       await this.db.transaction().execute(async (trx) => {
         await this.grant(trx, link, userId);
@@ -109,7 +113,7 @@ export class ShareLinks {
       if (!isUniqueViolation(error)) throw error;
       return { appId: app.id, role: (await this.apps.roleOf({ kind: "user", userId }, app)) ?? link.role };
     }
-    return { appId: app.id, role: link.role };
+    return { appId: app.id, role };
   }
 
   private async grant(trx: Transaction<Database>, link: { id: string; app_id: string; role: LinkRole; created_by: string }, userId: string): Promise<void> {

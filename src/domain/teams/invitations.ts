@@ -135,7 +135,11 @@ export class TeamInvitations {
    */
   async accept(invitationId: string, userId: string): Promise<{ teamId: string; alreadyMember: boolean }> {
     const row = await this.find(invitationId);
-    if (row.status === "accepted" && row.accepted_by === userId) return { teamId: row.team_id, alreadyMember: true };
+    // A repeat answers ok only while the member it made still is one: a removal ends it.
+    if (row.status === "accepted" && row.accepted_by === userId) {
+      if ((await this.teams.roleIn(row.team_id, userId)) === null) throw apiError("forbidden", "this invitation is no longer valid: you were removed from the team since; ask it for a new one");
+      return { teamId: row.team_id, alreadyMember: true };
+    }
     const user = await this.users.byId(userId);
     if (user === null || user.email !== row.email) throw apiError("forbidden", "this invitation was sent to another address");
     if (!user.emailVerified) throw apiError("forbidden", "confirm your email address first (see the mail we sent you, or resend it from your account)");
