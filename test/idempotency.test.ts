@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { MINUTE, ManualClock } from "../src/config/clock.ts";
+import { CLAIM_ABANDONED_MS, Idempotency } from "../src/domain/idempotency/idempotency.ts";
 import { expectError, makeUser, manifestOf, moduleSource } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
+import { openTestStore, type TestStore } from "./helpers/store.ts";
 
 const key = (k: string) => ({ headers: { "idempotency-key": k } });
 
@@ -69,5 +72,30 @@ describeEachDialect("Idempotency-Key on POST /app and PUT /app/{id}", (dialect) 
     const res = await server.client.post("/app", { module: moduleSource(manifestOf("idem-long")) }, key("k".repeat(201)));
     expect(res.status).toBe(400);
     expect(res.body.error.kind).toBe("invalid_request");
+  });
+});
+
+describeEachDialect("Idempotency-Key claims left by a crash", (dialect) => {
+  let store: TestStore;
+  beforeAll(async () => {
+    store = await openTestStore(dialect);
+  });
+  afterAll(async () => store.dispose());
+
+  it("a claim without its answer for 10 minutes frees its key; the dead claim's late answer does not overwrite the new one", async () => {
+    const clock = new ManualClock(Date.now());
+    const keys = new Idempotency(store.db, clock);
+    const claim = (body: unknown) => keys.claim("user:crashed", "POST /app", "crash-key-7f3a9c2e41b8", body);
+    const dead = await claim({ n: 1 });
+    if (!("pending" in dead)) throw new Error("the first claim is pending");
+    // Its instance died here. A retry meanwhile is told to wait, as while a write is under way.
+    clock.advance(CLAIM_ABANDONED_MS - MINUTE);
+    await expect(claim({ n: 1 })).rejects.toMatchObject({ kind: "idempotency_conflict", message: expect.stringContaining("still under way") });
+    clock.advance(MINUTE);
+    const taken = await claim({ n: 1 });
+    if (!("pending" in taken)) throw new Error("the retry takes the key over");
+    await dead.pending.complete({ status: 201, body: { from: "the dead claim" }, etag: null });
+    await taken.pending.complete({ status: 201, body: { from: "the retry" }, etag: null });
+    expect(await claim({ n: 1 })).toEqual({ replay: { status: 201, body: { from: "the retry" }, etag: null } });
   });
 });

@@ -7,6 +7,12 @@ import { isUniqueViolation, type Database } from "../../store/index.ts";
 /** How long a key answers with its first result (DECISIONS §10, as for copies). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const MAX_KEY_LENGTH = 200;
+/**
+ * A claim still without its answer after this long was left by an instance that died mid-write:
+ * its key is free again. Far longer than any write takes (the request timeout is 2 minutes by
+ * default; a write that needs a build answers 202 at once).
+ */
+export const CLAIM_ABANDONED_MS = 10 * 60 * 1000;
 
 /** A response as it is replayed: status, JSON body, and the ETag when it had one. */
 export interface StoredResponse {
@@ -42,7 +48,7 @@ export class Idempotency {
       .where("scope", "=", scope)
       .where("request_line", "=", requestLine)
       .where("idempotency_key", "=", key)
-      .where("created_at", "<=", now - IDEMPOTENCY_TTL_MS)
+      .where((eb) => eb.or([eb("created_at", "<=", now - IDEMPOTENCY_TTL_MS), eb.and([eb("status", "is", null), eb("created_at", "<=", now - CLAIM_ABANDONED_MS)])]))
       .execute();
     try {
       await this.db.insertInto("idempotency_records").values({ ...where, body_hash: bodyHash, status: null, response: null, etag: null, created_at: now }).execute();
@@ -50,8 +56,9 @@ export class Idempotency {
       if (!isUniqueViolation(error)) throw error;
       return this.replay(scope, requestLine, key, bodyHash);
     }
+    // This claim's row, not one a later request made after taking the key over (CLAIM_ABANDONED_MS).
     const matching = () =>
-      this.db.updateTable("idempotency_records").where("scope", "=", scope).where("request_line", "=", requestLine).where("idempotency_key", "=", key);
+      this.db.updateTable("idempotency_records").where("scope", "=", scope).where("request_line", "=", requestLine).where("idempotency_key", "=", key).where("created_at", "=", now);
     return {
       pending: {
         complete: async (response) => {
@@ -63,6 +70,7 @@ export class Idempotency {
             .where("scope", "=", scope)
             .where("request_line", "=", requestLine)
             .where("idempotency_key", "=", key)
+            .where("created_at", "=", now)
             .where("status", "is", null)
             .execute();
         },
