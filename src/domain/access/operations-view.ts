@@ -23,16 +23,30 @@ export function visibleOperations(manifest: Manifest, role: AppRole): OperationV
 }
 
 /**
+ * Names no tool may take: the MCP SDK keeps tools in a plain object, where `constructor` is found
+ * on its prototype and taken for a registered tool (so every request of the app failed).
+ */
+const RESERVED_NAMES: readonly string[] = Object.getOwnPropertyNames(Object.prototype);
+
+/**
  * An operation id as an MCP tool name (`^[a-z0-9_]{1,40}$`): lower-cased, other characters as
- * `_`, cut to 40; a name two ids share gets the next free `_2`, `_3`… suffix.
+ * `_`, cut to 40; a name two ids share gets the next free `_2`, `_3`… suffix. Each base name
+ * remembers its next suffix, so thousands of ids sharing their first 40 characters cost linear
+ * time, not the quadratic count from 2 that held the event loop for seconds per MCP request.
  */
 export function toolNames(ids: readonly string[]): Map<string, string> {
-  const taken = new Set<string>();
+  const taken = new Set<string>(RESERVED_NAMES);
+  const nextSuffix = new Map<string, number>();
   const names = new Map<string, string>();
   for (const id of ids) {
     const base = id.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 40) || "op";
     let name = base;
-    for (let n = 2; taken.has(name); n++) name = `${base.slice(0, 40 - String(n).length - 1)}_${n}`;
+    if (taken.has(name)) {
+      let n = nextSuffix.get(base) ?? 2;
+      do name = `${base.slice(0, 40 - String(n).length - 1)}_${n++}`;
+      while (taken.has(name));
+      nextSuffix.set(base, n);
+    }
     taken.add(name);
     names.set(id, name);
   }

@@ -157,7 +157,8 @@ function toLiteral(node: Node, path: string): LiteralValue {
         if ("regex" in expression && expression.regex !== undefined) return refuse("a regular expression");
         return value;
       }
-      if (typeof value === "number") return value;
+      // JSON, where the manifest is kept, has no Infinity: 1e999 would be stored as null.
+      if (typeof value === "number") return Number.isFinite(value) ? value : refuse("a number too large for JSON");
       return refuse(typeof value === "bigint" ? "a BigInt" : "a regular expression");
     }
     case "TemplateLiteral":
@@ -165,7 +166,7 @@ function toLiteral(node: Node, path: string): LiteralValue {
       return expression.quasis.map((q) => q.value.cooked ?? "").join("");
     case "UnaryExpression":
       if (expression.operator === "-" && expression.argument.type === "Literal" && typeof expression.argument.value === "number") {
-        return -expression.argument.value;
+        return Number.isFinite(expression.argument.value) ? -expression.argument.value : refuse("a number too large for JSON");
       }
       return refuse(`a ${expression.operator} expression`);
     case "ArrayExpression":
