@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { expectError, makeUser, manifestOf } from "../helpers/apps.ts";
 import { fillQueue } from "../helpers/builds.ts";
@@ -74,6 +76,24 @@ describeEachDialect("hostile: builds", (dialect) => {
     expect(done).toMatchObject({ state: "failed", error: { kind: "app_build_failed" } });
     expect(done.error.message).toMatch(/"fs"/);
     expect(JSON.stringify(done)).not.toContain("root:");
+  });
+
+  it("a bundle reads no file outside its packages: not the secrets key by a relative path, not a host file by an absolute one, not through the app's own require", async () => {
+    const key = readFileSync(join(server.config.dataDir, "secrets.key"), "utf8").trim();
+    const cases: [string, string, string][] = [
+      ["peek", `import k from "npm:peek@1";`, "k"],
+      ["abspeek", `import h from "npm:abspeek@1";`, "h"],
+      ["required", `import g from "npm:greet@1";\nconst host = require("/etc/passwd");`, "host"],
+    ];
+    for (const [id, imports, value] of cases) {
+      const done = await settle(server, await server.client.post("/app", { module: npmModule(id, imports, value) }));
+      expect(done, id).toMatchObject({ state: "failed", error: { kind: "app_build_failed" } });
+      expect(done.error.message, id).toContain("may read only its packages' files, not a file outside its packages");
+      // Nothing of the file, and not where the service keeps its data.
+      expect(JSON.stringify(done), id).not.toContain(key);
+      expect(JSON.stringify(done), id).not.toContain("root:");
+      expect(JSON.stringify(done), id).not.toContain(server.config.dataDir);
+    }
   });
 
   it("a package whose top level never returns fails its load check; the control plane keeps answering meanwhile", { timeout: 60_000 }, async () => {

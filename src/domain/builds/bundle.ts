@@ -1,3 +1,5 @@
+import { realpath } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
 import * as esbuild from "esbuild";
 import { BuildError } from "./build-error.ts";
 import { NODE_BUILTINS } from "./imports.ts";
@@ -23,9 +25,20 @@ export interface Bundle {
 export async function bundleModule(module: string, root: string): Promise<Bundle> {
   const required = new Set<string>();
   const imported = new Set<string>();
+  const packages = await realpath(join(root, "node_modules")).catch(() => null);
   const plugin: esbuild.Plugin = {
     name: "brickyard",
     setup(build) {
+      // Every file the bundle reads must be one of its unpacked packages': esbuild follows any
+      // path a package (or the app's own `require`) names, and `../../../../secrets.key` from a
+      // package's folder is the control plane's secrets key. Resolved for real, so no link leads out.
+      build.onLoad({ filter: /.*/, namespace: "file" }, async (args) => {
+        const real = await realpath(args.path).catch(() => null);
+        if (packages !== null && real !== null && real.startsWith(packages + sep)) return undefined;
+        const inside = relative(root, args.path);
+        const named = inside.startsWith("..") || inside.startsWith(sep) || inside === "" ? "a file outside its packages" : inside;
+        return { errors: [{ text: `the bundle may read only its packages' files, not ${named}` }] };
+      });
       build.onResolve({ filter: /^npm:/ }, async (args) => {
         const match = NPM.exec(args.path);
         if (match === null) return { errors: [{ text: `cannot resolve ${args.path}` }] };
