@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -293,10 +293,17 @@ export default {
       .insertInto("build_bundles")
       .values({ input_digest: "orphan", bundle: "export default {}", lock: JSON.stringify({ direct: {}, graph: {} }), lock_digest: "x", node_builtins: 0, size_bytes: 17, created_at: 0 })
       .execute();
+    // A build folder a crash left a day ago goes; one of a build under way stays.
+    const left = join(server.config.dataDir, "builds", "5b0f3c3e-7a59-4e0e-9d54-0d6f5a7f0c11");
+    const running = join(server.config.dataDir, "builds", "0c7d2a51-8f0e-4f59-9a51-3e2b1d4c5a6f");
+    for (const folder of [left, running]) mkdirSync(join(folder, "node_modules", "big"), { recursive: true });
+    writeFileSync(join(left, "node_modules", "big", "blob.bin"), Buffer.alloc(1024));
+    utimesSync(left, new Date("2020-01-01"), new Date("2020-01-01"));
     const tarballsBefore = readdirSync(cache).length;
     const swept = await server.ctx.builds.sweep();
     expect(swept.bundles).toBeGreaterThanOrEqual(1);
     expect(swept.tarballs).toBe(1);
+    expect([swept.folders, existsSync(left), existsSync(running)]).toEqual([1, false, true]);
     expect(existsSync(orphanFile)).toBe(false);
     expect(readdirSync(cache).length).toBe(tarballsBefore - 1);
     expect(await server.ctx.db.selectFrom("build_bundles").select("input_digest").where("input_digest", "=", "orphan").executeTakeFirst()).toBeUndefined();

@@ -127,7 +127,7 @@ export class Builds {
     return this.config.dataDir;
   }
 
-  async sweep(): Promise<{ builds: number; bundles: number; tarballs: number }> {
+  async sweep(): Promise<{ builds: number; bundles: number; tarballs: number; folders: number }> {
     const now = this.clock.now();
     const builds = await this.db.deleteFrom("builds").where("finished_at", "<", now - INSPECTION_MS).executeTakeFirst();
     const bundles = await this.db
@@ -142,7 +142,24 @@ export class Builds {
         ),
       )
       .executeTakeFirst();
-    return { builds: Number(builds.numDeletedRows), bundles: Number(bundles.numDeletedRows), tarballs: await this.sweepTarballs(now) };
+    return { builds: Number(builds.numDeletedRows), bundles: Number(bundles.numDeletedRows), tarballs: await this.sweepTarballs(now), folders: await this.sweepWorkFolders(now) };
+  }
+
+  /**
+   * Removes build folders a day old: a build removes its own when it ends, but one cut short by
+   * a crash left its unpacked packages (up to 100 MiB) for good. No build runs that long.
+   */
+  private async sweepWorkFolders(now: number): Promise<number> {
+    const dir = join(this.dataDir, "builds");
+    let removed = 0;
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const folder = join(dir, name);
+      const info = await stat(folder).catch(() => null);
+      if (info === null || info.mtimeMs > now - BUNDLE_GRACE_MS) continue;
+      await rm(folder, { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
   }
 
   /** Removes cached tarballs that no kept bundle was made from, once a day old. */

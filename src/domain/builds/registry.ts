@@ -29,6 +29,8 @@ export interface RegistryOptions {
   token?: string;
   /** Versions younger than this are passed over (NPM_MIN_RELEASE_AGE); needs full packuments. */
   minReleaseAgeMs: number;
+  /** How long one request may take, its body included (30 s; tests shorten it). */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -61,7 +63,7 @@ export class Registry {
     try {
       const parsed = JSON.parse(body.toString("utf8")) as Packument;
       if (typeof parsed.versions !== "object" || parsed.versions === null) throw new Error("no versions");
-      return parsed;
+      return slim(parsed);
     } catch {
       throw new BuildError("app_build_unavailable", `the registry's answer for ${name} is not a packument`, { specifier });
     }
@@ -83,32 +85,71 @@ export class Registry {
   private async get(url: string, accept: string, cap: number, specifier: string): Promise<Buffer | null> {
     const headers: Record<string, string> = { accept };
     if (this.options.token !== undefined && new URL(url).origin === this.origin) headers["authorization"] = `Bearer ${this.options.token}`;
+    // The whole request, body included: undici's own timeouts bound only the silence between
+    // chunks, and a registry dripping a byte every few seconds held the build's runner for good.
+    const timeoutMs = this.options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    const signal = AbortSignal.timeout(timeoutMs);
+    const unreachable = (error: unknown) =>
+      new BuildError("app_build_unavailable", signal.aborted ? `the npm registry took over ${timeoutMs / 1000} s to answer for ${shown(url)}` : `the npm registry cannot be reached (${(error as Error).message})`, { specifier });
     let res;
     try {
-      res = await request(url, { headers, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS });
+      res = await request(url, { headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal });
     } catch (error) {
-      throw new BuildError("app_build_unavailable", `the npm registry cannot be reached (${(error as Error).message})`, { specifier });
+      throw unreachable(error);
     }
     if (res.statusCode === 404) {
-      await res.body.dump();
+      await res.body.dump().catch(() => undefined);
       return null;
     }
     if (res.statusCode !== 200) {
-      await res.body.dump();
-      throw new BuildError("app_build_unavailable", `the npm registry answered ${res.statusCode} for ${url}`, { specifier });
+      await res.body.dump().catch(() => undefined);
+      throw new BuildError("app_build_unavailable", `the npm registry answered ${res.statusCode} for ${shown(url)}`, { specifier });
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > cap) {
-        res.body.destroy();
-        throw new BuildError("app_build_failed", `${url} is over the ${cap / 1024 / 1024} MiB cap`, { specifier });
+    try {
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > cap) {
+          res.body.destroy();
+          throw new BuildError("app_build_failed", `${shown(url)} is over the ${cap / 1024 / 1024} MiB cap`, { specifier });
+        }
+        chunks.push(chunk as Buffer);
       }
-      chunks.push(chunk as Buffer);
+    } catch (error) {
+      throw error instanceof BuildError ? error : unreachable(error);
     }
     return Buffer.concat(chunks);
   }
+}
+
+/** A URL as a build's error may show it to the app's writer: without the registry's user and password. */
+function shown(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = "";
+  parsed.password = "";
+  return parsed.href;
+}
+
+/**
+ * What resolution reads of a packument, and nothing else: a package's full document can run to
+ * tens of MiB (readmes, every version's manifest), and a build holds each one it fetched until
+ * it ends. `null`-prototype maps, so no name or tag finds Object's own properties.
+ */
+function slim(doc: Packument): Packument {
+  const versions: Record<string, PackumentVersion> = Object.create(null) as Record<string, PackumentVersion>;
+  for (const [key, v] of Object.entries(doc.versions)) {
+    if (typeof v !== "object" || v === null) continue;
+    versions[key] = {
+      version: v.version,
+      ...(v.dependencies === undefined ? {} : { dependencies: v.dependencies }),
+      ...(v.optionalDependencies === undefined ? {} : { optionalDependencies: v.optionalDependencies }),
+      dist: { tarball: v.dist?.tarball, ...(v.dist?.integrity === undefined ? {} : { integrity: v.dist.integrity }) },
+    };
+  }
+  const tags: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, doc["dist-tags"] ?? {});
+  const time = doc.time === undefined ? undefined : Object.assign(Object.create(null) as Record<string, string>, doc.time);
+  return { name: doc.name, "dist-tags": tags, versions, ...(time === undefined ? {} : { time }) };
 }
 
 /** The sha512 digest an SRI string (`sha512-<base64> …`) names, or null when it names none. */

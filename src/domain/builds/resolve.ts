@@ -47,7 +47,8 @@ export async function resolveImports(registry: Registry, imports: NpmImport[], p
   };
   const root: TreeNode = { dir: "", parent: null, children: new Map() };
   const packages: Placed[] = [];
-  const direct: DirectLock = {};
+  // Keyed by package names, which may be `constructor`: no prototype to find it on.
+  const direct: DirectLock = Object.create(null) as DirectLock;
   const queue: { node: TreeNode; deps: Record<string, string>; specifier: string }[] = [];
 
   const place = (parent: TreeNode, name: string, version: PackumentVersion, specifier: string): void => {
@@ -66,7 +67,7 @@ export async function resolveImports(registry: Registry, imports: NpmImport[], p
       continue;
     }
     const doc = await packument(wanted.name, wanted.specifier);
-    const kept = prior[wanted.name];
+    const kept = Object.hasOwn(prior, wanted.name) ? prior[wanted.name] : undefined;
     const version = kept !== undefined && kept.range === wanted.range && doc.versions[kept.version] !== undefined ? kept.version : pick(doc, wanted.range, registry.minReleaseAgeMs, now);
     const chosen = version === null ? undefined : doc.versions[version];
     if (chosen === undefined) {

@@ -1,0 +1,63 @@
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scanImports } from "../src/domain/builds/imports.ts";
+import { Registry } from "../src/domain/builds/registry.ts";
+import { resolveImports } from "../src/domain/builds/resolve.ts";
+import { parseModule } from "../src/domain/source/manifest.ts";
+
+const importsOf = (code: string) => {
+  const module = `${code}\nexport const manifest = { id: "x", routes: { run: {} } };\nexport default { fetch() {} };`;
+  return scanImports(parseModule(module), module).npm;
+};
+
+/** The registry is outside our control: how long it may take, what its errors show, what it names. */
+describe("the npm registry, answering badly", () => {
+  let server: Server;
+  let base = "";
+  const routes = new Map<string, (res: ServerResponse) => void>();
+  const drips: NodeJS.Timeout[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const answer = routes.get(decodeURIComponent((req.url ?? "/").slice(1)));
+      if (answer === undefined) res.writeHead(404).end("{}");
+      else answer(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  afterAll(async () => {
+    for (const drip of drips) clearInterval(drip);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it("an answer dripped a byte at a time is cut off when the whole request has taken its time, not only after a silence", async () => {
+    routes.set("drip", (res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"name":"drip","versions":{');
+      drips.push(setInterval(() => res.write(" "), 100));
+    });
+    const registry = new Registry({ url: `http://${base}`, minReleaseAgeMs: 0, requestTimeoutMs: 1000 });
+    await expect(registry.packument("drip", "npm:drip@1")).rejects.toMatchObject({ kind: "app_build_unavailable", message: `the npm registry took over 1 s to answer for http://${base}drip` });
+  });
+
+  it("the registry URL's user and password never reach the error a build shows its writer", async () => {
+    routes.set("private-pkg", (res) => res.writeHead(503).end("down"));
+    const registry = new Registry({ url: `http://ci-bot:hunter2-password@${base}`, minReleaseAgeMs: 0 });
+    await expect(registry.packument("private-pkg", "npm:private-pkg@1")).rejects.toMatchObject({ message: `the npm registry answered 503 for http://${base}private-pkg` });
+  });
+
+  it("a package named constructor resolves like any other; of each version only what resolution reads is kept", async () => {
+    routes.set("constructor", (res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ name: "constructor", "dist-tags": { latest: "1.0.0" }, versions: { "1.0.0": { version: "1.0.0", readme: "x".repeat(1000), dist: { tarball: "http://x/t", integrity: "sha512-AA==" } } } }),
+      ),
+    );
+    const registry = new Registry({ url: `http://${base}`, minReleaseAgeMs: 0 });
+    const tree = await resolveImports(registry, importsOf(`import "npm:constructor@1";`), {}, Date.now());
+    expect(tree.direct["constructor"]?.version).toBe("1.0.0");
+    // What resolution keeps of a version is what it reads: no readme.
+    expect(Object.keys(tree.packages[0]?.version ?? {}).sort()).toEqual(["dist", "version"]);
+  });
+});
