@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scanImports } from "../src/domain/builds/imports.ts";
+import { MAX_VERSIONS } from "../src/domain/builds/packument.ts";
 import { Registry } from "../src/domain/builds/registry.ts";
 import { resolveImports } from "../src/domain/builds/resolve.ts";
 import { parseModule } from "../src/domain/source/manifest.ts";
@@ -46,6 +47,15 @@ describe("the npm registry, answering badly", () => {
     routes.set("private-pkg", (res) => res.writeHead(503).end("down"));
     const registry = new Registry({ url: `http://ci-bot:hunter2-password@${base}`, minReleaseAgeMs: 0 });
     await expect(registry.packument("private-pkg", "npm:private-pkg@1")).rejects.toMatchObject({ message: `the npm registry answered 503 for http://${base}private-pkg` });
+  });
+
+  it("a packument listing more versions than any real package is refused, naming how many", async () => {
+    const versions = Object.fromEntries(Array.from({ length: MAX_VERSIONS + 1 }, (_, i) => [`1.0.${i}`, { version: `1.0.${i}`, dist: { tarball: "http://x/t", integrity: "sha512-AA==" } }]));
+    routes.set("wide", (res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ name: "wide", versions })));
+    const registry = new Registry({ url: `http://${base}`, minReleaseAgeMs: 0 });
+    await expect(registry.packument("wide", "npm:wide@1")).rejects.toMatchObject({ kind: "app_build_failed", message: `wide lists ${MAX_VERSIONS + 1} versions; a build reads packages of at most ${MAX_VERSIONS}` });
+    routes.set("garbled", (res) => res.writeHead(200, { "content-type": "application/json" }).end('{"name":'));
+    await expect(registry.packument("garbled", "npm:garbled@1")).rejects.toMatchObject({ kind: "app_build_unavailable", message: "the registry's answer for garbled is not a packument" });
   });
 
   it("a package named constructor resolves like any other; of each version only what resolution reads is kept", async () => {

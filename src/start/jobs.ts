@@ -1,3 +1,4 @@
+import { parsePackumentNow, type Parsed } from "../domain/builds/packument.ts";
 import { ApiError } from "../errors/index.ts";
 import { prepareRenamedNow, type ManifestRename } from "../domain/source/manifest-rewrite.ts";
 import { prepareSourceNow, type PreparedSource, type SourceBundle } from "../domain/source/source.ts";
@@ -6,15 +7,20 @@ import { SchemaCostError } from "../schemas/cost.ts";
 import type { JobError, Reply } from "../offthread/reply.ts";
 
 /** Work that parses or compiles what an app wrote: CPU-bound, so never on Node's main thread. */
-export type Job = { type: "prepare"; source: SourceBundle } | { type: "prepare-renamed"; source: SourceBundle; rename: ManifestRename } | { type: "compile"; schema: unknown };
+export type Job =
+  | { type: "prepare"; source: SourceBundle }
+  | { type: "prepare-renamed"; source: SourceBundle; rename: ManifestRename }
+  | { type: "compile"; schema: unknown }
+  | { type: "packument"; body: Uint8Array };
 
-export type JobResult<J extends Job> = J extends { type: "prepare" | "prepare-renamed" } ? PreparedSource : string;
+export type JobResult<J extends Job> = J extends { type: "prepare" | "prepare-renamed" } ? PreparedSource : J extends { type: "packument" } ? Parsed : string;
 
 /** Runs in the worker (thread.js). */
 export function runJob(job: Job): Reply {
   try {
     if (job.type === "prepare") return { ok: true, value: prepareSourceNow(job.source) };
     if (job.type === "prepare-renamed") return { ok: true, value: prepareRenamedNow(job.source, job.rename) };
+    if (job.type === "packument") return { ok: true, value: parsePackumentNow(job.body) };
     return { ok: true, value: compileSchemaSource(job.schema) };
   } catch (error) {
     return { ok: false, error: serialize(error) };

@@ -1,27 +1,15 @@
 import { createHash } from "node:crypto";
 import { request } from "undici";
+import { OffThread } from "../../offthread/index.ts";
 import { BuildError } from "./build-error.ts";
+import { MAX_VERSIONS, type Packument, type PackumentVersion, type Parsed } from "./packument.ts";
+
+export type { Packument, PackumentVersion } from "./packument.ts";
 
 export const TARBALL_CAP_BYTES = 20 * 1024 * 1024;
 // A packument of a package with thousands of versions runs to tens of MiB; past this, refuse.
 const PACKUMENT_CAP_BYTES = 64 * 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 30_000;
-
-/** One published version as a packument lists it: what resolution and fetching need. */
-export interface PackumentVersion {
-  version: string;
-  dependencies?: Record<string, string>;
-  optionalDependencies?: Record<string, string>;
-  dist: { tarball: string; integrity?: string };
-}
-
-export interface Packument {
-  name: string;
-  "dist-tags"?: Record<string, string>;
-  versions: Record<string, PackumentVersion>;
-  /** Publication times by version (full packuments only). */
-  time?: Record<string, string>;
-}
 
 export interface RegistryOptions {
   url: string;
@@ -60,13 +48,11 @@ export class Registry {
     const accept = this.options.minReleaseAgeMs > 0 ? "application/json" : "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8";
     const body = await this.get(url, accept, PACKUMENT_CAP_BYTES, specifier);
     if (body === null) throw new BuildError("app_build_failed", `the registry has no package ${name}`, { specifier });
-    try {
-      const parsed = JSON.parse(body.toString("utf8")) as Packument;
-      if (typeof parsed.versions !== "object" || parsed.versions === null) throw new Error("no versions");
-      return slim(parsed);
-    } catch {
-      throw new BuildError("app_build_unavailable", `the registry's answer for ${name} is not a packument`, { specifier });
-    }
+    // Up to 64 MiB of JSON: parsed in the worker thread, never on Node's.
+    const parsed = await OffThread.shared.run<Parsed>({ type: "packument", body }).catch((error: unknown) => ({ refused: "unavailable" as const, detail: (error as Error).message }));
+    if ("packument" in parsed) return parsed.packument;
+    if (parsed.refused === "versions") throw new BuildError("app_build_failed", `${name} lists ${parsed.detail} versions; a build reads packages of at most ${MAX_VERSIONS}`, { specifier });
+    throw new BuildError("app_build_unavailable", `the registry's answer for ${name} is not a packument`, { specifier });
   }
 
   /** The tarball's bytes, checked against the version's sha512 integrity before anything reads them. */
@@ -129,27 +115,6 @@ function shown(url: string): string {
   parsed.username = "";
   parsed.password = "";
   return parsed.href;
-}
-
-/**
- * What resolution reads of a packument, and nothing else: a package's full document can run to
- * tens of MiB (readmes, every version's manifest), and a build holds each one it fetched until
- * it ends. `null`-prototype maps, so no name or tag finds Object's own properties.
- */
-function slim(doc: Packument): Packument {
-  const versions: Record<string, PackumentVersion> = Object.create(null) as Record<string, PackumentVersion>;
-  for (const [key, v] of Object.entries(doc.versions)) {
-    if (typeof v !== "object" || v === null) continue;
-    versions[key] = {
-      version: v.version,
-      ...(v.dependencies === undefined ? {} : { dependencies: v.dependencies }),
-      ...(v.optionalDependencies === undefined ? {} : { optionalDependencies: v.optionalDependencies }),
-      dist: { tarball: v.dist?.tarball, ...(v.dist?.integrity === undefined ? {} : { integrity: v.dist.integrity }) },
-    };
-  }
-  const tags: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, doc["dist-tags"] ?? {});
-  const time = doc.time === undefined ? undefined : Object.assign(Object.create(null) as Record<string, string>, doc.time);
-  return { name: doc.name, "dist-tags": tags, versions, ...(time === undefined ? {} : { time }) };
 }
 
 /** The sha512 digest an SRI string (`sha512-<base64> …`) names, or null when it names none. */

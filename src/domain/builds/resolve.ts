@@ -68,7 +68,7 @@ export async function resolveImports(registry: Registry, imports: NpmImport[], p
     }
     const doc = await packument(wanted.name, wanted.specifier);
     const kept = Object.hasOwn(prior, wanted.name) ? prior[wanted.name] : undefined;
-    const version = kept !== undefined && kept.range === wanted.range && doc.versions[kept.version] !== undefined ? kept.version : pick(doc, wanted.range, registry.minReleaseAgeMs, now);
+    const version = kept !== undefined && kept.range === wanted.range && Object.hasOwn(doc.versions, kept.version) ? kept.version : pick(doc, wanted.range, registry.minReleaseAgeMs, now);
     const chosen = version === null ? undefined : doc.versions[version];
     if (chosen === undefined) {
       throw new BuildError("app_build_failed", `no version of ${wanted.name} satisfies ${wanted.range}`, { specifier: wanted.specifier, line: wanted.line, column: wanted.column });
@@ -118,7 +118,8 @@ function placeFor(node: TreeNode, name: string): TreeNode {
 
 /** The highest version satisfying `range` (or its dist-tag) old enough to be trusted. */
 function pick(doc: Packument, range: string, minAgeMs: number, now: number): string | null {
-  const tagged = doc["dist-tags"]?.[range];
+  const tags = doc["dist-tags"] ?? {};
+  const tagged = Object.hasOwn(tags, range) ? tags[range] : undefined;
   const eligible = Object.keys(doc.versions).filter((v) => minAgeMs <= 0 || isOldEnough(doc, v, minAgeMs, now));
   if (tagged !== undefined && eligible.includes(tagged)) return tagged;
   const effective = range === "latest" || range === "" || range === "*" ? "*" : range;
