@@ -292,7 +292,7 @@ describeBrowser("console: the front door in real Chromium", () => {
 
     await page.getByRole("link", { name: "Overview" }).click();
     // The add above stored one small value: the data meter counts its bytes.
-    expect(await page.locator("main").textContent()).toMatch(/\d+ B of 100\.0 MiB stored \(KV and blobs\)/);
+    expect(await page.locator("main").textContent()).toMatch(/\d+ B of 100\.0 MiB stored \(KV, blobs and snapshots\)/);
     await page.getByLabel("Who may open it").selectOption("public");
     await page.getByRole("button", { name: "Save visibility" }).click();
     expect(await page.locator(".facts").textContent()).toContain("public");
