@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolNames } from "../src/domain/access/operations-view.ts";
+import { MAX_OPERATIONS } from "../src/domain/source/validate-manifest.ts";
 import { expectError } from "./helpers/apps.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
@@ -38,6 +39,12 @@ describe("hostile values in a manifest", () => {
     expect(new Set(names.values()).size).toBe(ids.length + 1);
     for (const name of names.values()) expect(name).toMatch(/^[a-z0-9_]{1,40}$/);
     expect([names.get(ids[0] ?? ""), names.get(ids[1] ?? ""), names.get(ids[19_999] ?? "")]).toEqual(["x".repeat(40), `${"x".repeat(38)}_2`, `${"x".repeat(34)}_20000`]);
+  });
+
+  it("an app declares at most 256 operations: each describe and MCP request lays out every one", async () => {
+    const routes = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `op${i}: {}`).join(", ")} }`;
+    expect(expectError(await create("many-ops", routes(MAX_OPERATIONS + 1)), 400, "invalid_routes_shape").message).toBe(`manifest.routes declares ${MAX_OPERATIONS + 1} operations; an app declares at most ${MAX_OPERATIONS}`);
+    expect((await create("many-ops", routes(MAX_OPERATIONS))).status).toBe(201);
   });
 
   it("a number JSON cannot hold (1e999, -1e999) is refused at write, not stored as null", async () => {

@@ -54,9 +54,18 @@ export function validateManifest(raw: LiteralValue): { manifest: Manifest; warni
 export const MANIFEST_SCHEMA_NODES = 1024;
 export const MANIFEST_SCHEMA_PATTERNS = 64;
 
+/**
+ * Operations one app may declare. Every describe, agent.json and per-app MCP request lays out
+ * each of them (the MCP server is made per request: a tool each), so thousands in one anonymous
+ * app's manifest made every such request cost tens of milliseconds of Node's one thread.
+ */
+export const MAX_OPERATIONS = 256;
+
 function validateRoutes(raw: LiteralValue | undefined): Record<string, RouteSpec> {
   if (raw === undefined || raw === null) return {};
   const routes = object(raw, "manifest.routes", "invalid_routes_shape");
+  const count = Object.keys(routes).length;
+  if (count > MAX_OPERATIONS) fail("invalid_routes_shape", "manifest.routes", `declares ${count} operations; an app declares at most ${MAX_OPERATIONS}`);
   const out: Record<string, RouteSpec> = {};
   const total = { nodes: 0, patterns: 0 };
   for (const [op, value] of Object.entries(routes)) {
