@@ -28,8 +28,9 @@ type Log = Pick<FastifyBaseLogger, "error" | "info">;
 
 /**
  * Runs periodic jobs (the reaper, retention sweeps, routine ticks) on whichever instance claims
- * each period first, each in its lane (Job.lane) so a slow one holds up only its own. `tick()` is the whole mechanism; the timer only calls it, so tests drive
- * time with a ManualClock and call `tick()` themselves.
+ * each period first, each in its lane (Job.lane), so a slow one holds up only its own. `tick()`
+ * is the whole mechanism; the timer only calls it, so tests drive time with a ManualClock and
+ * call `tick()` themselves.
  */
 export class Scheduler {
   private readonly jobs: Job[] = [];
