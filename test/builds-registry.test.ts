@@ -1,11 +1,17 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BuildError } from "../src/domain/builds/build-error.ts";
 import { scanImports } from "../src/domain/builds/imports.ts";
 import { MAX_VERSIONS } from "../src/domain/builds/packument.ts";
 import { Registry } from "../src/domain/builds/registry.ts";
+import { BuildPipeline } from "../src/domain/builds/pipeline.ts";
 import { resolveImports } from "../src/domain/builds/resolve.ts";
 import { parseModule } from "../src/domain/source/manifest.ts";
+import { startNpmRegistry, type NpmRegistry } from "./helpers/npm-registry.ts";
 
 const importsOf = (code: string) => {
   const module = `${code}\nexport const manifest = { id: "x", routes: { run: {} } };\nexport default { fetch() {} };`;
@@ -69,5 +75,36 @@ describe("the npm registry, answering badly", () => {
     expect(tree.direct["constructor"]?.version).toBe("1.0.0");
     // What resolution keeps of a version is what it reads: no readme.
     expect(Object.keys(tree.packages[0]?.version ?? {}).sort()).toEqual(["dist", "version"]);
+  });
+});
+
+/** A build past its deadline: what it has under way ends, and it starts nothing more. */
+describe("a build's deadline", () => {
+  let npm: NpmRegistry;
+  let dataDir: string;
+  beforeAll(async () => {
+    npm = await startNpmRegistry();
+    dataDir = mkdtempSync(join(tmpdir(), "brickyard-deadline-"));
+  });
+  afterAll(async () => {
+    await npm.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("ends the registry request under way when it fires, and fetches and unpacks nothing after", async () => {
+    const pipeline = new BuildPipeline(new Registry({ url: npm.url, minReleaseAgeMs: 0 }), dataDir);
+    const module = `import { greet } from "npm:greet@^1.0.0";\nexport const manifest = { id: "late", routes: { run: {} } };\nexport default { fetch() { return Response.json({ ok: true, value: greet("a") }); } };`;
+    const held = npm.hold();
+    const deadline = new AbortController();
+    const run = pipeline.run(module, {}, Date.now(), () => Promise.resolve(), deadline.signal);
+    await held.reached;
+    const asked = npm.requests.length;
+    const expired = new BuildError("app_build_expired", "the build did not finish before its deadline");
+    deadline.abort(expired);
+    await expect(run).rejects.toBe(expired);
+    held.release();
+    // Nothing more was asked of the registry, and no build folder was made.
+    expect(npm.requests.length).toBe(asked);
+    expect(existsSync(join(dataDir, "builds"))).toBe(false);
   });
 });

@@ -43,17 +43,25 @@ export class BuildPipeline {
     return join(this.dataDir, "npm-cache");
   }
 
-  async run(module: string, prior: DirectLock, now: number, stage: (stage: Stage) => Promise<void>): Promise<BuildOutput> {
+  /**
+   * `signal` is the build's deadline: when it fires, the request under way ends and no next step
+   * starts (a build past its deadline had gone on fetching and unpacking in the background).
+   */
+  async run(module: string, prior: DirectLock, now: number, stage: (stage: Stage) => Promise<void>, signal?: AbortSignal): Promise<BuildOutput> {
     await stage("resolving");
     const imports = scanImports(parseModule(module), module).npm;
-    const resolution = await resolveImports(this.registry, imports, prior, now);
+    const resolution = await resolveImports(this.registry, imports, prior, now, signal);
+    signal?.throwIfAborted();
     await stage("building");
     const work = join(this.dataDir, "builds", randomUUID());
     try {
       const budget: UnpackBudget = { used: 0 };
       for (const placed of resolution.packages) {
-        await unpackTarball(await this.tarball(placed), inside(work, placed.dir), budget, `${placed.name}@${placed.version.version}`);
+        const tarball = await this.tarball(placed, signal);
+        signal?.throwIfAborted();
+        await unpackTarball(tarball, inside(work, placed.dir), budget, `${placed.name}@${placed.version.version}`);
       }
+      signal?.throwIfAborted();
       const bundle = await bundleModule(module, work);
       await stage("validating");
       const unloadable = await checkBundle(bundle.code, bundle.nodeBuiltins.length > 0, work);
@@ -66,14 +74,14 @@ export class BuildPipeline {
     }
   }
 
-  private async tarball(placed: Placed): Promise<Buffer> {
+  private async tarball(placed: Placed, signal?: AbortSignal): Promise<Buffer> {
     const what = `${placed.name}@${placed.version.version}`;
     const digest = sha512Of(placed.version.dist.integrity);
     if (digest === null) throw new BuildError("app_build_failed", `${what} has no sha512 integrity in the registry; it cannot be checked`, { specifier: placed.specifier });
     const file = join(this.cacheDir, `${digest.toString("hex")}.tgz`);
     const cached = await readFile(file).catch(() => null);
     if (cached !== null && createHash("sha512").update(cached).digest().equals(digest)) return cached;
-    const fetched = await this.registry.tarball(placed.name, placed.version, placed.specifier);
+    const fetched = await this.registry.tarball(placed.name, placed.version, placed.specifier, signal);
     await mkdir(this.cacheDir, { recursive: true });
     const partial = `${file}.${randomUUID()}.partial`;
     await writeFile(partial, fetched, { mode: 0o600 });

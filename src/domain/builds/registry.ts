@@ -41,12 +41,13 @@ export class Registry {
     return this.options.minReleaseAgeMs;
   }
 
-  async packument(name: string, specifier: string): Promise<Packument> {
+  /** `signal`: the build's own (its deadline); a request under way when it fires ends at once. */
+  async packument(name: string, specifier: string, signal?: AbortSignal): Promise<Packument> {
     // Scoped names keep their @ and escape the slash: /@scope%2fname.
     const url = `${this.base}${name.startsWith("@") ? `@${encodeURIComponent(name.slice(1))}` : encodeURIComponent(name)}`;
     // The abbreviated form is a fraction of the size but has no publication times.
     const accept = this.options.minReleaseAgeMs > 0 ? "application/json" : "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8";
-    const body = await this.get(url, accept, PACKUMENT_CAP_BYTES, specifier);
+    const body = await this.get(url, accept, PACKUMENT_CAP_BYTES, specifier, signal);
     if (body === null) throw new BuildError("app_build_failed", `the registry has no package ${name}`, { specifier });
     // Up to 64 MiB of JSON: parsed in the worker thread, never on Node's.
     const parsed = await OffThread.shared.run<Parsed>({ type: "packument", body }).catch((error: unknown) => ({ refused: "unavailable" as const, detail: (error as Error).message }));
@@ -56,10 +57,10 @@ export class Registry {
   }
 
   /** The tarball's bytes, checked against the version's sha512 integrity before anything reads them. */
-  async tarball(name: string, version: PackumentVersion, specifier: string): Promise<Buffer> {
+  async tarball(name: string, version: PackumentVersion, specifier: string, signal?: AbortSignal): Promise<Buffer> {
     const expected = sha512Of(version.dist.integrity);
     if (expected === null) throw new BuildError("app_build_failed", `${name}@${version.version} has no sha512 integrity in the registry; it cannot be checked`, { specifier });
-    const body = await this.get(version.dist.tarball, "application/octet-stream", TARBALL_CAP_BYTES, specifier);
+    const body = await this.get(version.dist.tarball, "application/octet-stream", TARBALL_CAP_BYTES, specifier, signal);
     if (body === null) throw new BuildError("app_build_failed", `the registry has no tarball for ${name}@${version.version}`, { specifier });
     if (!createHash("sha512").update(body).digest().equals(expected)) {
       throw new BuildError("app_build_failed", `${name}@${version.version}'s tarball does not match its integrity; refused`, { specifier });
@@ -68,15 +69,19 @@ export class Registry {
   }
 
   /** The body, or null on 404; capped at `cap` bytes while it streams in. */
-  private async get(url: string, accept: string, cap: number, specifier: string): Promise<Buffer | null> {
+  private async get(url: string, accept: string, cap: number, specifier: string, build?: AbortSignal): Promise<Buffer | null> {
+    build?.throwIfAborted();
     const headers: Record<string, string> = { accept };
     if (this.options.token !== undefined && new URL(url).origin === this.origin) headers["authorization"] = `Bearer ${this.options.token}`;
     // The whole request, body included: undici's own timeouts bound only the silence between
     // chunks, and a registry dripping a byte every few seconds held the build's runner for good.
     const timeoutMs = this.options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-    const signal = AbortSignal.timeout(timeoutMs);
-    const unreachable = (error: unknown) =>
-      new BuildError("app_build_unavailable", signal.aborted ? `the npm registry took over ${timeoutMs / 1000} s to answer for ${shown(url)}` : `the npm registry cannot be reached (${(error as Error).message})`, { specifier });
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = build === undefined ? timeout : AbortSignal.any([timeout, build]);
+    const unreachable = (error: unknown) => {
+      if (build?.aborted === true) return build.reason as Error;
+      return new BuildError("app_build_unavailable", timeout.aborted ? `the npm registry took over ${timeoutMs / 1000} s to answer for ${shown(url)}` : `the npm registry cannot be reached (${(error as Error).message})`, { specifier });
+    };
     let res;
     try {
       res = await request(url, { headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal });

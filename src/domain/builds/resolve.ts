@@ -33,13 +33,14 @@ interface TreeNode {
  * node_modules directories the way Node's resolution reads them: a dependency goes as high in
  * the tree as nothing conflicting stands in the way, else into its dependent's own folder.
  * Direct imports whose range is the one `prior` was resolved for keep `prior`'s version.
+ * `signal` (the build's deadline) ends it at its next request.
  */
-export async function resolveImports(registry: Registry, imports: NpmImport[], prior: DirectLock, now: number): Promise<Resolution> {
+export async function resolveImports(registry: Registry, imports: NpmImport[], prior: DirectLock, now: number, signal?: AbortSignal): Promise<Resolution> {
   const packuments = new Map<string, Promise<Packument>>();
   const packument = (name: string, specifier: string): Promise<Packument> => {
     let found = packuments.get(name);
     if (found === undefined) {
-      found = registry.packument(name, specifier);
+      found = registry.packument(name, specifier, signal);
       // A failed fetch is not cached: the caller's error ends this build anyway.
       packuments.set(name, found);
     }

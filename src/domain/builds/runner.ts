@@ -132,7 +132,8 @@ export class BuildRunner {
       }
       const already = await publishedRevision(this.db, row);
       if (already !== null) return await this.finish(row, { state: "published", revision: already });
-      await this.beforeDeadline(row, this.build(row));
+      const deadline = new AbortController();
+      await this.beforeDeadline(row, this.build(row, deadline.signal), deadline);
       await this.publish(row);
     } catch (error) {
       if (error instanceof Abandoned) return;
@@ -143,13 +144,17 @@ export class BuildRunner {
   }
 
   /**
-   * `work`, or app_build_expired when the build's deadline comes first. The work is left to
-   * finish on its own; its next step finds the build no longer active and stops (Abandoned).
+   * `work`, or app_build_expired when the build's deadline comes first. The work is then told
+   * (`deadline`): its registry request under way ends and it starts no next step.
    */
-  private async beforeDeadline(row: BuildRow, work: Promise<void>): Promise<void> {
+  private async beforeDeadline(row: BuildRow, work: Promise<void>, deadline: AbortController): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new BuildError("app_build_expired", "the build did not finish before its deadline")), Math.max(0, Number(row.deadline) - this.clock.now()));
+      timer = setTimeout(() => {
+        const error = new BuildError("app_build_expired", "the build did not finish before its deadline");
+        deadline.abort(error);
+        reject(error);
+      }, Math.max(0, Number(row.deadline) - this.clock.now()));
     });
     work.catch(() => undefined);
     try {
@@ -160,7 +165,7 @@ export class BuildRunner {
   }
 
   /** Makes the bundle unless one for this exact input exists (another build of the same source). */
-  private async build(row: BuildRow): Promise<void> {
+  private async build(row: BuildRow, signal: AbortSignal): Promise<void> {
     const stage = async (state: Stage) => {
       if (!(await updateHeld(this.db, row.id, this.holder, { state, updated_at: this.clock.now() }))) throw new Abandoned();
     };
@@ -170,7 +175,7 @@ export class BuildRunner {
       direct = (JSON.parse(existing.lock) as { direct: DirectLock }).direct;
     } else {
       const prior = row.prior_lock === null ? {} : (JSON.parse(row.prior_lock) as DirectLock);
-      const output = await this.pipeline.run(row.module, prior, this.clock.now(), stage);
+      const output = await this.pipeline.run(row.module, prior, this.clock.now(), stage, signal);
       direct = output.direct;
       const objectHash = this.objects === null ? null : await this.objects.put(output.bundle);
       await this.db
