@@ -4,6 +4,7 @@ import { expectError, makeUser, type FixtureUser } from "./helpers/apps.ts";
 import { describeEachDialect } from "./helpers/dialects.ts";
 import { mailedLink, verifiedUser } from "./helpers/mail.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
+import { openFrame, openShell } from "./helpers/web.ts";
 
 const source = (id: string, marker = "v1") => `export const manifest = {
   id: ${JSON.stringify(id)},
@@ -39,12 +40,19 @@ describeEachDialect("teams", (dialect) => {
     teamId = created.body.team.id;
   });
 
-  /** Invites `user` by email as `role` and accepts from their browser session. */
-  async function join(user: FixtureUser & { email: string }, role: "admin" | "member"): Promise<void> {
+  /** Invites `user` by email as `role` and accepts from their browser session; answers the invitation's id. */
+  async function join(user: FixtureUser & { email: string }, role: "admin" | "member"): Promise<string> {
     const invited = await server.client.post(`/api/v1/teams/${teamId}/invitations`, { email: user.email, role }, { token: owner.token });
     expect(invited.status, JSON.stringify(invited.body)).toBe(201);
     expect((await server.client.post(`/api/v1/team-invitations/${invited.body.invitation.id}/accept`, undefined, form(user))).status).toBe(200);
+    return invited.body.invitation.id as string;
   }
+
+  const newApp = async (user: FixtureUser, id: string) => {
+    const created = await server.client.post("/app", { module: source(id) }, { token: user.token });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return created.body.id as string;
+  };
 
   async function teamApp(manifestId: string, token = owner.token): Promise<string> {
     const created = await server.client.post("/app", { module: source(manifestId) }, { token });
@@ -290,5 +298,47 @@ describeEachDialect("teams", (dialect) => {
     expect(oldest.body.shares.map((r: { appId: string }) => r.appId)).toEqual([at("a"), at("d"), at("e"), at("f")]);
     expectError(await server.client.get(`/api/v1/teams/${teamId}/shares?sort=sideways`, { token: owner.token }), 400, "invalid_request");
     expectError(await server.client.get(`/api/v1/teams/${teamId}/shares`, { token: member.token }), 403, "forbidden");
+  });
+
+  // Access that changes (links, transfers, removals) and what it leaves behind.
+  it("a person who opened an end-user share link keeps that role when the app stops being open to all signed-in users", async () => {
+    const appId = await newApp(owner, "open-then-private");
+    expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "signed-in" }, { token: owner.token })).status).toBe(200);
+    const link = (await server.client.post(`/api/v1/apps/${appId}/share-links`, { role: "end-user" }, { token: owner.token })).body.link.url as string;
+    const bob = await makeUser(server);
+    const taken = await server.client.post("/api/v1/share-links/accept", { token: link.slice(link.lastIndexOf("/") + 1) }, { token: bob.token });
+    expect(taken.body).toMatchObject({ ok: true, role: "end-user" });
+    expect((await server.client.put(`/app/${appId}/visibility`, { visibility: "private" }, { token: owner.token })).status).toBe(200);
+    // The link is live and was opened by bob: he holds its role.
+    const ran = await server.client.post(`/app/${appId}/api/bump`, {}, { token: bob.token });
+    expect(ran.status, JSON.stringify(ran.body)).toBe(200);
+  });
+
+  it("a removed team member's earlier accept does not answer ok as if they had joined", async () => {
+    const dana = await verifiedUser(server);
+    const invitationId = await join(dana, "member");
+    const removed = await server.client.delete(`/api/v1/teams/${teamId}/members/${dana.id}`, { token: owner.token });
+    expect(removed.body.removed).toBe(true);
+    // The invitation is spent: it answers 403, not the "ok, already a member" of a repeat.
+    expectError(await server.client.post(`/api/v1/team-invitations/${invitationId}/accept`, undefined, form(dana)), 403, "forbidden");
+    expect(await server.ctx.teams.roleIn(teamId, dana.id)).toBeNull();
+  });
+
+  it("transfers: the previous owner and a removed team's members lose op calls, render tokens and the app list at once", async () => {
+    const member = await verifiedUser(server);
+    await join(member, "member");
+    const appId = await newApp(owner, "moving");
+    // Warm every cache with the owner's and a member's calls.
+    expect((await server.client.post(`/app/${appId}/api/look`, {}, { token: owner.token })).body.value.role).toBe("owner");
+    expect((await server.client.post(`/api/v1/apps/${appId}/transfer`, { team: slug }, { token: owner.token })).status).toBe(200);
+    expect((await server.client.post(`/app/${appId}/api/look`, {}, { token: member.token })).body.value.role).toBe("team-member");
+    const q = await openShell(server, `/app/${appId}`, member.cookie).catch(async () => openShell(server, `/@${slug}/moving`, member.cookie));
+    const render = await openFrame(server, appId, q);
+    expect((await server.client.post(`/app/${appId}/api/look`, {}, { token: render })).status).toBe(200);
+    // Out of the team to the member; the owner (a team owner, no longer related) loses it.
+    expect((await server.client.post(`/api/v1/apps/${appId}/transfer`, { user: member.handle }, { token: owner.token })).status).toBe(200);
+    expectError(await server.client.post(`/app/${appId}/api/look`, {}, { token: owner.token }), 403, "forbidden");
+    expect((await server.client.post(`/app/${appId}/api/look`, {}, { token: member.token })).body.value.role).toBe("owner");
+    expect((await server.client.get("/app", { token: owner.token })).body.apps.find((a: { id: string }) => a.id === appId)).toBeUndefined();
   });
 });

@@ -28,7 +28,7 @@ export type { Operations, OperationsDeps } from "./operations/operations.ts";
 export { RouteSchemas } from "./operations/schemas.ts";
 export { LOG_LEVELS, type ActivitySink, type CallCountSink, type DiagSink, type LogLevel, type LogLine, type LogLineSink, type OpCallSink, type RuntimeManifest } from "./ports.ts";
 export { MAX_CALL_BYTES, MAX_CALL_LINES } from "./logs/call-log.ts";
-export { APP_CAP_BYTES, KEY_CAP_BYTES, KEY_COST_SQL, keyCost, MiB, VALUE_CAP_BYTES, type ListOptions, type ListPage } from "./storage/limits.ts";
+export { APP_CAP_BYTES, KEY_CAP_BYTES, KEY_COST_SQL, keyCost, keyStartsWith, MiB, VALUE_CAP_BYTES, type ListOptions, type ListPage } from "./storage/limits.ts";
 export type { AppStorage, KvWrite, StoredBlob } from "./storage/index.ts";
 export { recountTotals, type Mended, type Totals } from "./storage/recount.ts";
 export { snapshotBytes } from "./storage/snapshot-held.ts";

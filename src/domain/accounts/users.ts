@@ -72,7 +72,6 @@ export class Users {
     return user;
   }
 
-  /** The user whose email or handle is `login` and whose password matches; null otherwise. */
   /**
    * What a sign-in's per-account limit counts under: the account a login names, whether by its
    * handle or its email (counted apart, they doubled the guesses one account took), or the login
@@ -83,6 +82,7 @@ export class Users {
     return row === undefined ? `login:${login.trim().toLowerCase()}` : `user:${row.id}`;
   }
 
+  /** The user whose email or handle is `login` and whose password matches; null otherwise. */
   async authenticate(login: string, password: string): Promise<User | null> {
     const row = await this.personByLogin(login);
     const ok = await argonVerify(row?.password_hash ?? DUMMY_HASH, password);

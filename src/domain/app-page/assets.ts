@@ -6,6 +6,7 @@ import { DAY, iso, type Clock } from "../../config/clock.ts";
 import { apiError, recovery } from "../../errors/index.ts";
 import type { Database, Dialect } from "../../store/index.ts";
 import { lockRow } from "../../store/row-lock.ts";
+import { keyStartsWith } from "../../runtime/index.ts";
 
 /** Spec Limits: 10 MiB an asset, 50 assets and 100 MiB per app. */
 export const ASSET_MAX_BYTES = 10 * 1024 * 1024;
@@ -47,7 +48,7 @@ export const TEMPLATE_MEDIA_PREFIX = "template-media/";
  * The assets that are the app's own, not its template listing's: a copy takes only these (the
  * listing stays with the source, and its keys are out of the copy's owner's reach).
  */
-export const ownAssets = sql<boolean>`substr(key, 1, ${TEMPLATE_MEDIA_PREFIX.length}) <> ${TEMPLATE_MEDIA_PREFIX}`;
+export const ownAssets = sql<boolean>`not (${keyStartsWith(TEMPLATE_MEDIA_PREFIX)})`;
 
 /**
  * A key the asset routes may write or delete: any valid key but the template listing's, which

@@ -149,17 +149,8 @@ export class Builds {
    * Removes build folders a day old: a build removes its own when it ends, but one cut short by
    * a crash left its unpacked packages (up to 100 MiB) for good. No build runs that long.
    */
-  private async sweepWorkFolders(now: number): Promise<number> {
-    const dir = join(this.dataDir, "builds");
-    let removed = 0;
-    for (const name of await readdir(dir).catch(() => [] as string[])) {
-      const folder = join(dir, name);
-      const info = await stat(folder).catch(() => null);
-      if (info === null || info.mtimeMs > now - BUNDLE_GRACE_MS) continue;
-      await rm(folder, { recursive: true, force: true });
-      removed++;
-    }
-    return removed;
+  private sweepWorkFolders(now: number): Promise<number> {
+    return removeOlder(join(this.dataDir, "builds"), now - BUNDLE_GRACE_MS);
   }
 
   /** Removes cached tarballs that no kept bundle was made from, once a day old. */
@@ -172,17 +163,7 @@ export class Builds {
         if (digest !== null) kept.add(`${digest.toString("hex")}.tgz`);
       }
     }
-    const dir = join(this.dataDir, "npm-cache");
-    let removed = 0;
-    for (const name of await readdir(dir).catch(() => [] as string[])) {
-      if (kept.has(name)) continue;
-      const file = join(dir, name);
-      const info = await stat(file).catch(() => null);
-      if (info === null || info.mtimeMs > now - BUNDLE_GRACE_MS) continue;
-      await rm(file, { force: true });
-      removed++;
-    }
-    return removed;
+    return removeOlder(join(this.dataDir, "npm-cache"), now - BUNDLE_GRACE_MS, kept);
   }
 
   close(): Promise<void> {
@@ -200,4 +181,18 @@ function sameWriter(actor: Actor, writer: Actor, appId: string): boolean {
   if (actor === null) return false;
   if (actor.kind === "user") return writer?.kind === "user" && writer.userId === actor.userId;
   return actor.kind === "app" && actor.appId === appId;
+}
+
+/** Removes what `dir` holds that was last changed before `before`, but the names in `kept`; answers how many went. */
+async function removeOlder(dir: string, before: number, kept: ReadonlySet<string> = new Set()): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (kept.has(name)) continue;
+    const path = join(dir, name);
+    const info = await stat(path).catch(() => null);
+    if (info === null || info.mtimeMs > before) continue;
+    await rm(path, { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
 }

@@ -28,9 +28,9 @@ export class ApprovalGuard {
    * Counts a guess as wrong before its code is looked up, in one statement: the lock when the
    * user is locked or this guess is past the allowance, else the guess's place in the window
    * (look the code up). A right code gives its count back (`rightCode`); a wrong one keeps it
-   * (`wrongCode`, with that place). Checking the
-   * lock, looking up and counting one after another had let a burst of guesses sent at once all
-   * be looked up before any was counted: 19 on PostgreSQL, the right code among them approved.
+   * (`wrongCode`, with that place). Checking the lock, looking up and counting one after another
+   * had let a burst of guesses sent at once all be looked up before any was counted: 19 on
+   * PostgreSQL, the right code among them approved.
    */
   async reserve(userId: string): Promise<{ lock: Lock } | { guess: number }> {
     const now = this.clock.now();

@@ -143,8 +143,9 @@ export class Tokens {
 
   /**
    * One person's live user tokens are capped, minted and paired alike: nothing else bounded how
-   * many rows one account could mint. Counted before the insert, not under a lock: a person's writes on one instance already go
-   * one at a time (fair share), so only concurrent mints on several instances pass it, by a few.
+   * many rows one account could mint. Counted before the insert, not under a lock: a person's
+   * writes on one instance already go one at a time (fair share), so only concurrent mints on
+   * several instances pass it, by a few.
    */
   async refuseOverCap(userId: string, db: Kysely<Database> = this.db): Promise<void> {
     const live = await this.liveUserTokens(userId, db)

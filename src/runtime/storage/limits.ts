@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from "kysely";
 import { apiError, recovery } from "../../errors/index.ts";
 
 export const MiB = 1024 * 1024;
@@ -78,11 +79,28 @@ export function lastWrites(writes: readonly { key: string; value: string }[]): {
 
 /** `held`: room that leases of running ops hold (ledger.ts); a write must leave it free. */
 export function storageFull(used: number, size: number, freed: number, held = 0): never {
-  const after = used - freed + size;
+  return overCap(used - freed + size, held, ", counting what its snapshots hold");
+}
+
+/** The same refusal for a visitor's store, which no snapshot captures. */
+export function visitorStoreFull(used: number, size: number, freed: number): never {
+  return overCap(used - freed + size, 0, "");
+}
+
+function overCap(after: number, held: number, counted: string): never {
   const holding = held > 0 ? ` and running operations hold ${held} more` : "";
-  throw apiError("storage_full", `this write would bring the app's storage to ${after} bytes${holding}; the cap is ${APP_CAP_BYTES}, counting what its snapshots hold. Delete or shrink keys to make room`, {
+  throw apiError("storage_full", `this write would bring the app's storage to ${after} bytes${holding}; the cap is ${APP_CAP_BYTES}${counted}. Delete or shrink keys to make room`, {
     recovery: recovery.shrink("payload", after + held, APP_CAP_BYTES),
   });
+}
+
+/**
+ * Keys that start with `prefix`: substr rather than LIKE (keys may hold % and _), and both
+ * dialects agree on substr, which counts characters (code points), not JavaScript's UTF-16
+ * units: an emoji is one, not two.
+ */
+export function keyStartsWith(prefix: string): RawBuilder<boolean> {
+  return sql<boolean>`substr(key, 1, ${[...prefix].length}) = ${prefix}`;
 }
 
 /** A key's cost against KEYS_CAP_BYTES. */

@@ -6,7 +6,7 @@ import { readObject, type ContentObjects } from "../../blobs/objects.ts";
 import { DataVersions } from "./data-versions.ts";
 import { KvSetBatch } from "./kv-set-batch.ts";
 import { UsageLedger, type SeenUsage, type WriteLease } from "./ledger.ts";
-import { APP_CAP_BYTES, checkContentType, checkKey, checkValueSize, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import { APP_CAP_BYTES, checkContentType, checkKey, checkValueSize, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, keyStartsWith, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
 
 type ValueTable = "app_kv" | "app_blobs";
 
@@ -377,9 +377,7 @@ export class AppStorage {
   private async list(table: ValueTable, appId: string, options: ListOptions): Promise<ListPage> {
     const { prefix, limit, after } = parseList(options);
     let query = this.store.db.selectFrom(table).select(["key", "size"]).where("app_id", "=", appId);
-    // substr rather than LIKE: keys may hold % and _, and both dialects agree on substr, which
-    // counts characters (code points), not JavaScript's UTF-16 units: an emoji is one, not two.
-    if (prefix !== "") query = query.where(sql<string>`substr(key, 1, ${[...prefix].length})`, "=", prefix);
+    if (prefix !== "") query = query.where(keyStartsWith(prefix));
     if (after !== null) query = query.where("key", ">", after);
     const rows = await query.orderBy("key").limit(limit + 1).execute();
     const page = rows.slice(0, limit).map((r) => ({ key: r.key, size: Number(r.size) }));

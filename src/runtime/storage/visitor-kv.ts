@@ -1,9 +1,9 @@
-import { sql, type ExpressionBuilder } from "kysely";
+import type { ExpressionBuilder } from "kysely";
 import type { Clock } from "../../config/clock.ts";
 import { apiError } from "../../errors/index.ts";
 import { lockKey } from "../../store/locks.ts";
 import type { Database, Store } from "../../store/index.ts";
-import { APP_CAP_BYTES, checkKey, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, lastWrites, parseList, storageFull, type ListOptions, type ListPage } from "./limits.ts";
+import { APP_CAP_BYTES, checkKey, encodeCursor, keyCost, keysFull, KEYS_CAP_BYTES, keyStartsWith, lastWrites, parseList, visitorStoreFull, type ListOptions, type ListPage } from "./limits.ts";
 import type { KvWrite } from "./storage.ts";
 
 /** All of one app's visitors' stores together: one app's worth (so a flood of new visitors cannot fill the disk). */
@@ -79,7 +79,7 @@ export class VisitorKv {
       const existing = new Set(old.map((row) => row.key));
       const addingKeys = entries.reduce((sum, e) => sum + (existing.has(e.key) ? 0 : keyCost(e.key)), 0);
       const adding = entries.reduce((sum, e) => sum + e.size, 0);
-      if (used - replaced + adding > this.caps.store) storageFull(used, adding, replaced);
+      if (used - replaced + adding > this.caps.store) visitorStoreFull(used, adding, replaced);
       if (keys + addingKeys > this.caps.keys) keysFull(keys, addingKeys, this.caps.keys);
       // Anyone can become a new visitor: all of an app's visitors together hold what one store may.
       if (everyone - replaced + adding > this.caps.visitors) {
@@ -128,7 +128,7 @@ export class VisitorKv {
   async list(s: VisitorStore, options: ListOptions): Promise<ListPage> {
     const { prefix, limit, after } = parseList(options);
     let query = this.scope(s).select(["key", "size"]);
-    if (prefix !== "") query = query.where(sql<string>`substr(key, 1, ${[...prefix].length})`, "=", prefix);
+    if (prefix !== "") query = query.where(keyStartsWith(prefix));
     if (after !== null) query = query.where("key", ">", after);
     const rows = await query.orderBy("key").limit(limit + 1).execute();
     const page = rows.slice(0, limit).map((r) => ({ key: r.key, size: Number(r.size) }));
